@@ -1,0 +1,3 @@
+from submitter.cli import main
+
+main()

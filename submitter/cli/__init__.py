@@ -1,0 +1,46 @@
+"""The `submitter` command line: a thin layer that parses options and calls the stages."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from submitter import __version__
+from submitter.cli.rounds import rounds
+from submitter.cli.systems import systems
+from submitter.errors import SubmitterError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="submitter")
+def cli() -> None:
+    """From GPU runs to an accepted MLPerf Inference submission."""
+
+
+cli.add_command(rounds)
+cli.add_command(systems)
+
+
+def main() -> None:
+    """Entry point: errors a user can fix become one paragraph on stderr and an exit code, never a traceback."""
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except SubmitterError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except Exception as exc:
+        if os.environ.get("SUBMITTER_DEBUG"):
+            raise
+        click.echo(f"internal error: {type(exc).__name__}: {exc}. This is a bug in submitter; "
+                   "rerun with SUBMITTER_DEBUG=1 for the traceback and report it.", err=True)
+        sys.exit(1)

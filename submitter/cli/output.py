@@ -1,0 +1,42 @@
+"""How commands print: tables and findings for people on stdout, JSON on stdout with --json."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import click
+from tabulate import tabulate
+
+from submitter.rules import Finding, Severity, count_by_severity
+
+
+def echo_json(payload: Any) -> None:
+    click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+def echo_table(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> None:
+    click.echo(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+
+
+def echo_sourced_table(rows: Sequence[tuple[str, str, str]]) -> None:
+    """(item, value, source) rows, with each distinct source printed once below as a numbered note."""
+    notes: dict[str, int] = {}
+    for _, _, source in rows:
+        notes.setdefault(source, len(notes) + 1)
+    echo_table([(item, value, f"[{notes[source]}]") for item, value, source in rows],
+               headers=("item", "value", "source"))
+    click.echo("\nsources:")
+    for source, number in notes.items():
+        click.echo(f"  [{number}] {source}")
+
+
+def echo_findings(findings: Sequence[Finding], files_checked: int) -> None:
+    for finding in findings:
+        color = "red" if finding.severity is Severity.ERROR else "yellow"
+        click.echo(click.style(finding.render(), fg=color) if click.get_text_stream("stdout").isatty()
+                   else finding.render())
+    counts = count_by_severity(findings)
+    click.echo(f"{files_checked} file(s) checked: {counts[Severity.ERROR]} error(s), "
+               f"{counts[Severity.WARNING]} warning(s)")

@@ -1,0 +1,49 @@
+"""`submitter rounds`: the rules of each MLPerf round, with where every number comes from."""
+
+from __future__ import annotations
+
+import click
+
+from submitter.cli.output import echo_json, echo_sourced_table, echo_table
+from submitter.rounds.registry import available_rounds, load_round
+from submitter.rounds.report import benchmark_rows, round_rows
+
+
+@click.group()
+def rounds() -> None:
+    """Show the rules of the MLPerf rounds submitter knows."""
+
+
+@rounds.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
+def list_rounds(as_json: bool) -> None:
+    """One line per round: LoadGen version, layout and benchmarks."""
+    loaded = [load_round(name) for name in available_rounds()]
+    if as_json:
+        echo_json([{"round": r.name, "loadgen": r.loadgen.version, "layout": r.layout.name,
+                    "benchmarks": list(r.benchmarks)} for r in loaded])
+        return
+    echo_table([(r.name, r.loadgen.version, r.layout.name, ", ".join(r.benchmarks)) for r in loaded],
+               headers=("round", "loadgen", "layout", "benchmarks"))
+
+
+@rounds.command("show")
+@click.argument("round_name", metavar="ROUND")
+@click.argument("benchmark", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the full rules as JSON on stdout.")
+def show_round(round_name: str, benchmark: str | None, as_json: bool) -> None:
+    """The rules of ROUND, or of one BENCHMARK in it, each with its source."""
+    rules = load_round(round_name)
+    if benchmark is None:
+        if as_json:
+            echo_json(rules.model_dump(mode="json"))
+            return
+        click.echo(f"MLPerf Inference {rules.name}")
+        echo_sourced_table(round_rows(rules))
+        return
+    bench = rules.benchmark(benchmark)
+    if as_json:
+        echo_json(bench.model_dump(mode="json"))
+        return
+    click.echo(f"{bench.name} in MLPerf Inference {rules.name}")
+    echo_sourced_table(benchmark_rows(bench))

@@ -1,0 +1,53 @@
+"""Reading JSON with messages a user can act on, and writing files so that a crash leaves no half file."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from submitter.errors import SubmitterError, UsageProblem
+
+
+class JsonFileError(SubmitterError):
+    """A file exists but does not hold valid JSON; `line` points at the problem when known."""
+
+    def __init__(self, path: Path, reason: str, fix: str, line: int | None = None) -> None:
+        self.path, self.reason, self.fix, self.line = path, reason, fix, line
+        where = f"{path}:{line}" if line else str(path)
+        super().__init__(f"{where}: {reason}; {fix}")
+
+
+def read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageProblem(f"{path}: no such file; check the path (relative paths start at {Path.cwd()})") from None
+    except IsADirectoryError:
+        raise UsageProblem(f"{path} is a directory; name a .json file") from None
+    except PermissionError:
+        raise UsageProblem(f"{path} cannot be read (permission denied)") from None
+    except UnicodeDecodeError as exc:
+        raise JsonFileError(path, f"is not UTF-8 text (byte {exc.start})", "save it as UTF-8 JSON") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JsonFileError(
+            path, f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            "correct the syntax (a trailing comma or a missing quote is the usual cause)", line=exc.lineno,
+        ) from None
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write next to the target, then rename: readers see the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

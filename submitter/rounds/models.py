@@ -1,0 +1,174 @@
+"""Typed rules of one MLPerf Inference round, as loaded from its TOML pack.
+
+Every number a check, the harness or staging needs comes from these objects; each section carries
+the `source` it was taken from so that `submitter rounds show` can cite it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from submitter.errors import UsageProblem
+
+
+class Scenario(StrEnum):
+    OFFLINE = "Offline"
+    SERVER = "Server"
+    INTERACTIVE = "Interactive"
+    SINGLE_STREAM = "SingleStream"
+    MULTI_STREAM = "MultiStream"
+
+
+class SystemTypeTable(StrEnum):
+    """Which scenario table applies; `datacenter,edge` systems read `datacenter-edge`."""
+
+    DATACENTER = "datacenter"
+    EDGE = "edge"
+    DATACENTER_EDGE = "datacenter-edge"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Seeds(_Strict):
+    # TOML integers are signed 64-bit and these are unsigned, so the packs quote them.
+    qsl_rng_seed: int
+    sample_index_rng_seed: int
+    schedule_rng_seed: int
+
+
+class LoadGenRules(_Strict):
+    version: str = Field(description="mlcommons-loadgen release to pin for this round")
+    seed_releases: str = Field(description="releases whose embedded mlperf.conf has these seeds")
+    seeds: Seeds
+    source: str
+
+
+class Layout(_Strict):
+    """Where things live in a submission tree; paths are templates relative to the tree root."""
+
+    name: str
+    code_dir: str
+    submitter_dirs: tuple[str, ...]
+    system_json: str
+    results_dir: str
+    performance_dir: str
+    accuracy_dir: str
+    measurements_dir: str
+    measurements_file: str
+    compliance_dir: str
+    source: str
+
+
+class SubmissionLimits(_Strict):
+    min_duration_ms: int
+    max_accuracy_log_bytes: int
+    source: str
+
+
+class ScenarioSet(_Strict):
+    required: tuple[Scenario, ...]
+    optional: tuple[Scenario, ...] = ()
+    # The checker demands one of these when a benchmark lists both Server and Interactive as optional.
+    one_of_required: tuple[Scenario, ...] = ()
+
+
+class AccuracyBound(_Strict):
+    metric: str
+    reference: float
+    factor: float
+
+    @property
+    def threshold(self) -> float:
+        # Same float arithmetic as the official checker, so borderline values agree.
+        return self.reference * self.factor
+
+
+class AccuracyRules(_Strict):
+    targets: tuple[AccuracyBound, ...] = Field(description="value must be >= reference x factor")
+    upper_limits: tuple[AccuracyBound, ...] = Field(default=(), description="value must be <= ...")
+    source: str
+
+
+class DatasetRules(_Strict):
+    name: str
+    size: int
+    performance_sample_count: int
+    accuracy_sample_count: int
+    offline_min_samples_per_query: int
+    source: str
+
+
+class TokenLatencyLimits(_Strict):
+    ttft_ms: float
+    tpot_ms: float
+
+
+class GenerationRules(_Strict):
+    """What the reference implementation generates; the harness must match it."""
+
+    model: str
+    max_input_tokens: int
+    max_output_tokens: int
+    min_output_tokens: int
+    max_model_len: int
+    bos_token_id: int
+    eos_token_id: int
+    source: str
+
+
+class BenchmarkRules(_Strict):
+    name: str = Field(description="benchmark directory name in a submission tree")
+    loadgen_models: dict[Scenario, str]
+    dataset: DatasetRules
+    accuracy: AccuracyRules
+    scenarios: dict[SystemTypeTable, ScenarioSet]
+    min_query_count: dict[Scenario, int]
+    server_latency_constraint_ms: int | None = None
+    token_latency_limits: dict[Scenario, TokenLatencyLimits] = Field(default_factory=dict)
+    compliance_tests: tuple[str, ...]
+    units: dict[Scenario, str]
+    result_keys: dict[Scenario, str]
+    generation: GenerationRules | None = None
+    source: str
+
+    @property
+    def all_scenarios(self) -> tuple[Scenario, ...]:
+        seen: dict[Scenario, None] = {}
+        for table in self.scenarios.values():
+            seen.update(dict.fromkeys((*table.required, *table.optional)))
+        return tuple(seen)
+
+
+class RoundRules(_Strict):
+    name: str
+    checker_version_flag: str = Field(description="what the official checker's --version takes")
+    loadgen: LoadGenRules
+    limits: SubmissionLimits
+    layout: Layout
+    benchmarks: dict[str, BenchmarkRules]
+    source: str
+
+    @field_validator("benchmarks")
+    @classmethod
+    def _names_match_keys(cls, value: dict[str, BenchmarkRules]) -> dict[str, BenchmarkRules]:
+        for key, bench in value.items():
+            if key != bench.name:
+                raise ValueError(f"benchmark table {key!r} names itself {bench.name!r}")
+        return value
+
+    def benchmark(self, name: str) -> BenchmarkRules:
+        try:
+            return self.benchmarks[name]
+        except KeyError:
+            known = ", ".join(self.benchmarks)
+            raise UnknownBenchmarkError(
+                f"benchmark {name!r} is not part of round {self.name}; it has: {known}"
+            ) from None
+
+
+class UnknownBenchmarkError(UsageProblem):
+    pass

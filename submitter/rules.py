@@ -1,0 +1,109 @@
+"""Rules with stable ids, registered like linter rules, and the findings they produce.
+
+A check is a small pure function from a parsed subject to `Problem`s; `RuleSet` adds the rule id,
+severity and file path, so a check only says what is wrong, where in the file, and how to fix it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a check yields; the rest of a `Finding` comes from its rule and subject."""
+
+    message: str
+    fix: str
+    field: str | None = None
+    line: int | None = None
+
+
+class Finding(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    severity: Severity
+    path: str
+    field: str | None = None
+    line: int | None = None
+    message: str
+    fix: str
+
+    def render(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        subject = f" {self.field}:" if self.field else ""
+        return f"{where}: {self.rule} {self.severity}{subject} {self.message}; fix: {self.fix}"
+
+
+class Subject(Protocol):
+    @property
+    def path(self) -> str: ...
+
+
+S = TypeVar("S", bound=Subject)
+Check = Callable[[S], Iterable[Problem]]
+
+
+@dataclass(frozen=True)
+class Rule(Generic[S]):
+    id: str
+    severity: Severity
+    summary: str
+    check: Check[S]
+
+
+class RuleSet(Generic[S]):
+    """An ordered registry of rules over one kind of subject."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._rules: dict[str, Rule[S]] = {}
+
+    def rule(self, rule_id: str, severity: Severity, summary: str) -> Callable[[Check[S]], Check[S]]:
+        def register(check: Check[S]) -> Check[S]:
+            if rule_id in self._rules:
+                raise ValueError(f"rule {rule_id} is registered twice in {self.name}")
+            self._rules[rule_id] = Rule(rule_id, severity, summary, check)
+            return check
+
+        return register
+
+    def __iter__(self) -> Iterator[Rule[S]]:
+        return iter(self._rules.values())
+
+    def run(self, subject: S) -> list[Finding]:
+        return [
+            Finding(
+                rule=rule.id,
+                severity=rule.severity,
+                path=subject.path,
+                field=problem.field,
+                line=problem.line,
+                message=problem.message,
+                fix=problem.fix,
+            )
+            for rule in self
+            for problem in rule.check(subject)
+        ]
+
+
+def count_by_severity(findings: Iterable[Finding]) -> dict[Severity, int]:
+    counts = dict.fromkeys(Severity, 0)
+    for finding in findings:
+        counts[finding.severity] += 1
+    return counts
+
+
+def findings_as_json(findings: Iterable[Finding]) -> list[dict[str, Any]]:
+    return [finding.model_dump(mode="json") for finding in findings]

@@ -1,0 +1,103 @@
+"""A benchmark system described once: the official description plus how to run the harness on it.
+
+File shape (`systems/<id>.json`):
+
+    {
+      "id": "dell_xe8640_h100",              short name used on the command line
+      "system_desc_id": "XE8640_1xH100_vLLM", the name of the system in the submission tree
+      "round": "v6.1",
+      "system": { ...the 35 official keys; null where a fact is not known yet... },
+      "benchmarks": { "llama3.1-8b": { backend, model_path, engine_args, scenarios: {...} } }
+    }
+
+Submitter and division are read from the official block, so they are written once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from submitter.errors import SubmitterError
+from submitter.rounds.models import Scenario
+from submitter.systems.description import SystemDescription
+from submitter.systems.lint import SystemFile
+
+Backend = Literal["vllm", "vllm-async", "openai", "synthetic"]
+UserConfValue = int | float
+
+
+class ScenarioSetup(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_conf: dict[str, UserConfValue] = Field(
+        default_factory=dict, description="LoadGen user.conf keys for this scenario, e.g. target_qps")
+    engine_args: dict[str, Any] = Field(
+        default_factory=dict, description="engine arguments that override the benchmark's for this scenario")
+
+
+class BenchmarkSetup(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Backend
+    model_path: str = Field(min_length=1, description="checkpoint: a hub name or a local directory")
+    quantization: str | None = Field(default=None, description="e.g. fp8; null for the checkpoint's own")
+    tensor_parallel_size: int = Field(default=1, ge=1)
+    replicas: int = Field(default=1, ge=1, description="engine copies, each on tensor_parallel_size devices")
+    engine_args: dict[str, Any] = Field(default_factory=dict, description="engine keyword arguments")
+    environment: dict[str, str] = Field(default_factory=dict, description="variables set for the engine")
+    scenarios: dict[Scenario, ScenarioSetup]
+
+    def engine_args_for(self, scenario: Scenario) -> dict[str, Any]:
+        """The benchmark's engine arguments with the scenario's on top; a scenario's null removes one."""
+        setup = self.scenarios.get(scenario)
+        merged = {**self.engine_args, **(setup.engine_args if setup else {})}
+        return {key: value for key, value in merged.items() if value is not None}
+
+
+class SystemDescriptor(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_]*$", description="lower-case short name for the command line")
+    system_desc_id: str = Field(min_length=1, description="system name in the submission tree")
+    round: str = Field(description="MLPerf round, e.g. v6.1")
+    system: dict[str, Any] = Field(description="the official system description; null marks unknown facts")
+    benchmarks: dict[str, BenchmarkSetup] = Field(default_factory=dict)
+
+    @property
+    def submitter(self) -> str | None:
+        return self.system.get("submitter")
+
+    @property
+    def division(self) -> str | None:
+        return self.system.get("division")
+
+    @property
+    def unfilled(self) -> frozenset[str]:
+        return frozenset(key for key, value in self.system.items() if value is None)
+
+    def system_file(self, path: str) -> SystemFile:
+        return SystemFile(path=path, system_id=self.system_desc_id, data=self.system, unfilled=self.unfilled)
+
+    def official(self) -> dict[str, Any]:
+        """The description as it goes into `systems/<system_desc_id>.json` of a tree.
+
+        Unknown optional facts become "" (the official form of "not stated"); unknown meaningful
+        facts stop it, because the official checker rejects them.
+        """
+        missing = sorted(self.unfilled & SystemDescription.meaningful_keys())
+        if missing:
+            raise SubmitterError(
+                f"system {self.id} still has unknown facts that a submission requires: {', '.join(missing)}; "
+                "fill them in its descriptor (submitter systems validate shows them all)"
+            )
+        return {key: "" if value is None else value for key, value in self.system.items()}
+
+
+@dataclass(frozen=True)
+class DescriptorFile:
+    path: str
+    file_stem: str
+    descriptor: SystemDescriptor

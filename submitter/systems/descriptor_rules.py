@@ -1,0 +1,156 @@
+"""Rules for the tool's own part of a descriptor: round, benchmarks, scenarios and LoadGen overrides."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from submitter.errors import SubmitterError
+from submitter.rounds.models import BenchmarkRules, RoundRules, SystemTypeTable
+from submitter.rounds.registry import available_rounds, load_round
+from submitter.rules import Problem, RuleSet, Severity
+from submitter.systems.descriptor import DescriptorFile
+
+# user.conf keys a closed submission may set (shared/spec/harness.md §b) ...
+SETTABLE_USER_CONF_KEYS = frozenset({
+    "target_qps", "min_duration", "max_duration", "min_query_count", "max_query_count",
+    "performance_sample_count_override", "coalesce_queries", "max_async_queries",
+})
+# ... and keys the checker requires at their mlperf.conf values, so a user.conf must not touch them.
+FIXED_USER_CONF_KEYS = frozenset({
+    "use_token_latencies", "ttft_latency", "tpot_latency", "target_latency", "target_latency_percentile",
+    "sample_concatenate_permutation", "qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed",
+    "accuracy_log_rng_seed", "accuracy_log_probability", "accuracy_log_sampling_target", "mode",
+})
+
+DESCRIPTOR_RULES: RuleSet[DescriptorFile] = RuleSet("system descriptors")
+rule = DESCRIPTOR_RULES.rule
+
+
+def system_type_table(system_type: object) -> SystemTypeTable | None:
+    tables = {"datacenter": SystemTypeTable.DATACENTER, "edge": SystemTypeTable.EDGE,
+              "datacenter,edge": SystemTypeTable.DATACENTER_EDGE, "edge,datacenter": SystemTypeTable.DATACENTER_EDGE}
+    return tables.get(system_type) if isinstance(system_type, str) else None
+
+
+def _round(entry: DescriptorFile) -> RoundRules | None:
+    try:
+        return load_round(entry.descriptor.round)
+    except SubmitterError:
+        return None
+
+
+def _benchmarks(entry: DescriptorFile) -> Iterator[tuple[str, BenchmarkRules]]:
+    rules = _round(entry)
+    if rules is None:
+        return
+    for name in entry.descriptor.benchmarks:
+        if name in rules.benchmarks:
+            yield name, rules.benchmarks[name]
+
+
+@rule("DESC-ID", Severity.ERROR, "the descriptor's id is its file name")
+def id_matches_file(entry: DescriptorFile) -> Iterator[Problem]:
+    if entry.descriptor.id != entry.file_stem:
+        yield Problem(field="id", message=f"is {entry.descriptor.id!r} but the file is {entry.file_stem}.json",
+                      fix=f'rename the file to {entry.descriptor.id}.json or set "id": "{entry.file_stem}"')
+
+
+@rule("DESC-ROUND", Severity.ERROR, "the round is one submitter has rules for")
+def known_round(entry: DescriptorFile) -> Iterator[Problem]:
+    if entry.descriptor.round not in available_rounds():
+        yield Problem(field="round", message=f"is {entry.descriptor.round!r}, which submitter has no rules for",
+                      fix=f"use one of {', '.join(available_rounds())}")
+
+
+@rule("DESC-BENCHMARK", Severity.ERROR, "every benchmark belongs to the descriptor's round")
+def known_benchmarks(entry: DescriptorFile) -> Iterator[Problem]:
+    rules = _round(entry)
+    if rules is None:
+        return
+    for name in entry.descriptor.benchmarks:
+        if name not in rules.benchmarks:
+            yield Problem(field=f"benchmarks.{name}", message=f"is not a benchmark of round {rules.name}",
+                          fix=f"use one of {', '.join(rules.benchmarks)}")
+
+
+@rule("DESC-SCENARIO", Severity.ERROR, "scenarios are allowed for the benchmark on this system type")
+def allowed_scenarios(entry: DescriptorFile) -> Iterator[Problem]:
+    table = system_type_table(entry.descriptor.system.get("system_type"))
+    for name, bench in _benchmarks(entry):
+        scenarios = bench.scenarios.get(table) if table else None
+        if scenarios is None:
+            if table is not None:
+                yield Problem(field=f"benchmarks.{name}",
+                              message=f"cannot be submitted by a {table} system",
+                              fix=f"{name} takes systems of type {', '.join(bench.scenarios)}")
+            continue
+        allowed = (*scenarios.required, *scenarios.optional)
+        for scenario in entry.descriptor.benchmarks[name].scenarios:
+            if scenario not in allowed:
+                yield Problem(field=f"benchmarks.{name}.scenarios.{scenario}",
+                              message=f"is not a scenario of {name} for {table} systems",
+                              fix=f"use {', '.join(allowed)}")
+
+
+@rule("DESC-SCENARIO-COVERAGE", Severity.WARNING, "the setup covers every scenario a submission needs")
+def covers_required_scenarios(entry: DescriptorFile) -> Iterator[Problem]:
+    table = system_type_table(entry.descriptor.system.get("system_type"))
+    for name, bench in _benchmarks(entry):
+        scenarios = bench.scenarios.get(table) if table else None
+        if scenarios is None:
+            continue
+        present = set(entry.descriptor.benchmarks[name].scenarios)
+        missing = [scenario for scenario in scenarios.required if scenario not in present]
+        if scenarios.one_of_required and not present & set(scenarios.one_of_required):
+            missing.append(f"one of {' or '.join(scenarios.one_of_required)}")
+        if missing:
+            yield Problem(field=f"benchmarks.{name}.scenarios",
+                          message=f"has no setup for {', '.join(missing)}, which a {table} submission needs",
+                          fix="add those scenarios, or expect run-all to produce an incomplete submission")
+
+
+@rule("DESC-USER-CONF", Severity.ERROR, "user.conf overrides only what a closed submission may change")
+def valid_user_conf(entry: DescriptorFile) -> Iterator[Problem]:
+    rules = _round(entry)
+    for name, setup in entry.descriptor.benchmarks.items():
+        bench = rules.benchmarks.get(name) if rules else None
+        for scenario, scenario_setup in setup.scenarios.items():
+            where = f"benchmarks.{name}.scenarios.{scenario}.user_conf"
+            for key, value in scenario_setup.user_conf.items():
+                if key in FIXED_USER_CONF_KEYS:
+                    yield Problem(field=f"{where}.{key}",
+                                  message="is fixed by mlperf.conf; the checker rejects runs that change it",
+                                  fix=f"remove {key}")
+                elif key not in SETTABLE_USER_CONF_KEYS:
+                    yield Problem(field=f"{where}.{key}", message="is not a LoadGen setting submitter knows",
+                                  fix=f"use one of {', '.join(sorted(SETTABLE_USER_CONF_KEYS))}")
+                elif bench and rules:
+                    yield from _bounds(f"{where}.{key}", key, value, bench, rules)
+
+
+def _bounds(field: str, key: str, value: float, bench: BenchmarkRules, rules: RoundRules) -> Iterator[Problem]:
+    if key == "min_duration" and value < rules.limits.min_duration_ms:
+        yield Problem(field=field, message=f"is {value} ms, below the {rules.limits.min_duration_ms} ms "
+                      f"round {rules.name} requires", fix=f"remove it or set at least {rules.limits.min_duration_ms}")
+    if key == "performance_sample_count_override" and value < bench.dataset.performance_sample_count:
+        yield Problem(field=field, message=f"is {value}, below the {bench.dataset.performance_sample_count} "
+                      f"samples {bench.name} requires", fix="remove it; mlperf.conf sets the right value")
+    if key == "target_qps" and value <= 0:
+        yield Problem(field=field, message=f"is {value}", fix="set the measured queries per second (> 0)")
+
+
+@rule("DESC-PARALLELISM", Severity.ERROR, "replicas x tensor parallelism fit the described accelerators")
+def parallelism_fits(entry: DescriptorFile) -> Iterator[Problem]:
+    system = entry.descriptor.system_file(entry.path)
+    per_node = system.count("accelerators_per_node")
+    nodes = system.count("number_of_nodes") or 1
+    if per_node is None:
+        return
+    for name, setup in entry.descriptor.benchmarks.items():
+        needed = setup.replicas * setup.tensor_parallel_size
+        if setup.backend != "synthetic" and needed > per_node * nodes:
+            yield Problem(field=f"benchmarks.{name}",
+                          message=f"needs {setup.replicas} replica(s) x {setup.tensor_parallel_size} "
+                          f"= {needed} accelerators but the system has {per_node * nodes}",
+                          fix="lower replicas or tensor_parallel_size, or correct accelerators_per_node")
+
