@@ -24,7 +24,9 @@ def read_json(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UsageProblem(f"{path}: no such file; check the path (relative paths start at {Path.cwd()})") from None
+        raise UsageProblem(
+            f"{path}: no such file; check the path (relative paths start at {Path.cwd()})"
+        ) from None
     except IsADirectoryError:
         raise UsageProblem(f"{path} is a directory; name a .json file") from None
     except PermissionError:
@@ -35,8 +37,10 @@ def read_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise JsonFileError(
-            path, f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-            "correct the syntax (a trailing comma or a missing quote is the usual cause)", line=exc.lineno,
+            path,
+            f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            "correct the syntax (a trailing comma or a missing quote is the usual cause)",
+            line=exc.lineno,
         ) from None
 
 

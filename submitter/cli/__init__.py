@@ -24,7 +24,7 @@ cli.add_command(systems)
 
 
 def main() -> None:
-    """Entry point: errors a user can fix become one paragraph on stderr and an exit code, never a traceback."""
+    """Entry point: a user's error becomes one paragraph on stderr and an exit code, never a traceback."""
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -41,6 +41,9 @@ def main() -> None:
     except Exception as exc:
         if os.environ.get("SUBMITTER_DEBUG"):
             raise
-        click.echo(f"internal error: {type(exc).__name__}: {exc}. This is a bug in submitter; "
-                   "rerun with SUBMITTER_DEBUG=1 for the traceback and report it.", err=True)
+        click.echo(
+            f"internal error: {type(exc).__name__}: {exc}. This is a bug in submitter; "
+            "rerun with SUBMITTER_DEBUG=1 for the traceback and report it.",
+            err=True,
+        )
         sys.exit(1)

@@ -25,8 +25,10 @@ def echo_sourced_table(rows: Sequence[tuple[str, str, str]]) -> None:
     notes: dict[str, int] = {}
     for _, _, source in rows:
         notes.setdefault(source, len(notes) + 1)
-    echo_table([(item, value, f"[{notes[source]}]") for item, value, source in rows],
-               headers=("item", "value", "source"))
+    echo_table(
+        [(item, value, f"[{notes[source]}]") for item, value, source in rows],
+        headers=("item", "value", "source"),
+    )
     click.echo("\nsources:")
     for source, number in notes.items():
         click.echo(f"  [{number}] {source}")
@@ -35,8 +37,13 @@ def echo_sourced_table(rows: Sequence[tuple[str, str, str]]) -> None:
 def echo_findings(findings: Sequence[Finding], files_checked: int) -> None:
     for finding in findings:
         color = "red" if finding.severity is Severity.ERROR else "yellow"
-        click.echo(click.style(finding.render(), fg=color) if click.get_text_stream("stdout").isatty()
-                   else finding.render())
+        click.echo(
+            click.style(finding.render(), fg=color)
+            if click.get_text_stream("stdout").isatty()
+            else finding.render()
+        )
     counts = count_by_severity(findings)
-    click.echo(f"{files_checked} file(s) checked: {counts[Severity.ERROR]} error(s), "
-               f"{counts[Severity.WARNING]} warning(s)")
+    click.echo(
+        f"{files_checked} file(s) checked: {counts[Severity.ERROR]} error(s), "
+        f"{counts[Severity.WARNING]} warning(s)"
+    )

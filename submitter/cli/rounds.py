@@ -20,11 +20,22 @@ def list_rounds(as_json: bool) -> None:
     """One line per round: LoadGen version, layout and benchmarks."""
     loaded = [load_round(name) for name in available_rounds()]
     if as_json:
-        echo_json([{"round": r.name, "loadgen": r.loadgen.version, "layout": r.layout.name,
-                    "benchmarks": list(r.benchmarks)} for r in loaded])
+        echo_json(
+            [
+                {
+                    "round": r.name,
+                    "loadgen": r.loadgen.version,
+                    "layout": r.layout.name,
+                    "benchmarks": list(r.benchmarks),
+                }
+                for r in loaded
+            ]
+        )
         return
-    echo_table([(r.name, r.loadgen.version, r.layout.name, ", ".join(r.benchmarks)) for r in loaded],
-               headers=("round", "loadgen", "layout", "benchmarks"))
+    echo_table(
+        [(r.name, r.loadgen.version, r.layout.name, ", ".join(r.benchmarks)) for r in loaded],
+        headers=("round", "loadgen", "layout", "benchmarks"),
+    )
 
 
 @rounds.command("show")

@@ -32,24 +32,46 @@ def list_systems(as_json: bool) -> None:
     for system_id, path in find_descriptors().items():
         descriptor = load_descriptor(path)
         system = descriptor.system
-        rows.append({
-            "id": system_id, "system_desc_id": descriptor.system_desc_id, "round": descriptor.round,
-            "division": system.get("division"), "submitter": system.get("submitter"),
-            "accelerators": f"{system.get('accelerators_per_node')}x {system.get('accelerator_model_name')}",
-            "benchmarks": list(descriptor.benchmarks), "path": display_path(path),
-        })
+        rows.append(
+            {
+                "id": system_id,
+                "system_desc_id": descriptor.system_desc_id,
+                "round": descriptor.round,
+                "division": system.get("division"),
+                "submitter": system.get("submitter"),
+                "accelerators": f"{system.get('accelerators_per_node')}x "
+                f"{system.get('accelerator_model_name')}",
+                "benchmarks": list(descriptor.benchmarks),
+                "path": display_path(path),
+            }
+        )
     if as_json:
         echo_json(rows)
         return
-    echo_table([(r["id"], r["system_desc_id"], r["round"], r["division"], r["accelerators"],
-                 ", ".join(r["benchmarks"]), r["path"]) for r in rows],
-               headers=("id", "system_desc_id", "round", "division", "accelerators", "benchmarks", "file"))
+    echo_table(
+        [
+            (
+                r["id"],
+                r["system_desc_id"],
+                r["round"],
+                r["division"],
+                r["accelerators"],
+                ", ".join(r["benchmarks"]),
+                r["path"],
+            )
+            for r in rows
+        ],
+        headers=("id", "system_desc_id", "round", "division", "accelerators", "benchmarks", "file"),
+    )
 
 
 @systems.command("show")
 @click.argument("system_id", metavar="ID")
-@click.option("--official", is_flag=True,
-              help="Print only the official system description, as it goes into a submission tree.")
+@click.option(
+    "--official",
+    is_flag=True,
+    help="Print only the official system description, as it goes into a submission tree.",
+)
 def show_system(system_id: str, official: bool) -> None:
     """Print the descriptor with id ID as JSON."""
     descriptor = load_descriptor(descriptor_path(system_id))
@@ -65,8 +87,9 @@ def validate_systems(targets: tuple[str, ...], check_all: bool, strict: bool, as
     """Check descriptors (by ID or path) or official system JSON files (by PATH; a folder means
     every .json in it) against the schema and the lint. Exit 1 on errors."""
     if not targets and not check_all:
-        raise UsageProblem("name a system id or a path to validate, or pass --all "
-                           "(try: submitter systems validate --all)")
+        raise UsageProblem(
+            "name a system id or a path to validate, or pass --all (try: submitter systems validate --all)"
+        )
     paths = [path for target in targets for path in _resolve_target(target)]
     if check_all:
         paths += [path for path in find_descriptors().values() if path not in paths]
@@ -101,9 +124,15 @@ def schema() -> None:
 
 
 @systems.command("probe")
-@click.option("--id", "system_id", default="my_system", show_default=True, help="Id for the drafted descriptor.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the draft here instead of stdout (refuses to overwrite).")
+@click.option(
+    "--id", "system_id", default="my_system", show_default=True, help="Id for the drafted descriptor."
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the draft here instead of stdout (refuses to overwrite).",
+)
 def probe(system_id: str, output: Path | None) -> None:
     """Draft a descriptor from this machine (lscpu, /proc/meminfo, os-release, nvidia-smi, installed
     versions) and list what could not be detected."""
@@ -116,4 +145,6 @@ def probe(system_id: str, output: Path | None) -> None:
             raise UsageProblem(f"{output} exists; choose another --output or remove it first")
         write_text_atomic(output, text)
         click.echo(f"wrote {output}", err=True)
-    click.echo(f"not detected, fill in by hand ({len(draft.undetected)}): {', '.join(draft.undetected)}", err=True)
+    click.echo(
+        f"not detected, fill in by hand ({len(draft.undetected)}): {', '.join(draft.undetected)}", err=True
+    )

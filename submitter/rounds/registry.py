@@ -67,10 +67,7 @@ def _resolved_pack(name: str, chain: tuple[str, ...]) -> dict[str, Any]:
     pack = _read_pack(name)
     parent_name = pack.pop("extends", None)
     dropped = pack.pop("drop_benchmarks", [])
-    if parent_name is None:
-        merged = pack
-    else:
-        merged = _merge(_resolved_pack(parent_name, (*chain, name)), pack)
+    merged = pack if parent_name is None else _merge(_resolved_pack(parent_name, (*chain, name)), pack)
     for benchmark in dropped:
         if merged.get("benchmarks", {}).pop(benchmark, None) is None:
             raise SubmitterError(f"round pack {name}.toml drops {benchmark!r}, which its parent lacks")
@@ -80,8 +77,12 @@ def _resolved_pack(name: str, chain: tuple[str, ...]) -> dict[str, Any]:
 def _cite_round(pack: Any, name: str) -> Any:
     """Sources shared through `extends` say `{round}` where they cite the round's own table."""
     if isinstance(pack, dict):
-        return {key: value.replace("{round}", name) if key == "source" and isinstance(value, str)
-                else _cite_round(value, name) for key, value in pack.items()}
+        return {
+            key: value.replace("{round}", name)
+            if key == "source" and isinstance(value, str)
+            else _cite_round(value, name)
+            for key, value in pack.items()
+        }
     if isinstance(pack, list):
         return [_cite_round(item, name) for item in pack]
     return pack

@@ -14,7 +14,8 @@ def _number(value: float) -> str:
 
 
 def _bound(bound: AccuracyBound, relation: str) -> str:
-    return f"{bound.metric} {relation} {_number(bound.threshold)} (= {_number(bound.reference)} x {bound.factor})"
+    derivation = f"{_number(bound.reference)} x {bound.factor}"
+    return f"{bound.metric} {relation} {_number(bound.threshold)} (= {derivation})"
 
 
 def _join(items: Iterable[object]) -> str:
@@ -26,7 +27,11 @@ def round_rows(rules: RoundRules) -> list[Row]:
     layout = rules.layout
     return [
         ("official checker flag", f"--version {rules.checker_version_flag}", rules.source),
-        ("LoadGen version", f"{rules.loadgen.version} (seeds in {rules.loadgen.seed_releases})", rules.loadgen.source),
+        (
+            "LoadGen version",
+            f"{rules.loadgen.version} (seeds in {rules.loadgen.seed_releases})",
+            rules.loadgen.source,
+        ),
         ("qsl_rng_seed", str(seeds.qsl_rng_seed), rules.loadgen.source),
         ("sample_index_rng_seed", str(seeds.sample_index_rng_seed), rules.loadgen.source),
         ("schedule_rng_seed", str(seeds.schedule_rng_seed), rules.loadgen.source),
@@ -54,24 +59,41 @@ def benchmark_rows(bench: BenchmarkRules) -> list[Row]:
         ("Offline min samples per query", str(dataset.offline_min_samples_per_query), dataset.source),
     ]
     rows += [("accuracy target", _bound(b, ">="), bench.accuracy.source) for b in bench.accuracy.targets]
-    rows += [("accuracy upper limit", _bound(b, "<="), bench.accuracy.source) for b in bench.accuracy.upper_limits]
+    rows += [
+        ("accuracy upper limit", _bound(b, "<="), bench.accuracy.source) for b in bench.accuracy.upper_limits
+    ]
     for table, scenarios in bench.scenarios.items():
         text = f"required {_join(scenarios.required)}; optional {_join(scenarios.optional)}"
         if scenarios.one_of_required:
             text += f"; at least one of {_join(scenarios.one_of_required)}"
         rows.append((f"scenarios ({table})", text, bench.source))
-    rows.append(("min query count", _join(f"{s}: {n}" for s, n in bench.min_query_count.items()), bench.source))
+    rows.append(
+        ("min query count", _join(f"{s}: {n}" for s, n in bench.min_query_count.items()), bench.source)
+    )
     if bench.server_latency_constraint_ms is not None:
         rows.append(("Server latency constraint", f"{bench.server_latency_constraint_ms} ms", bench.source))
     for scenario, limits in bench.token_latency_limits.items():
-        rows.append((f"{scenario} p99 TTFT / TPOT", f"< {limits.ttft_ms:g} ms / < {limits.tpot_ms:g} ms",
-                     bench.source))
+        rows.append(
+            (
+                f"{scenario} p99 TTFT / TPOT",
+                f"< {limits.ttft_ms:g} ms / < {limits.tpot_ms:g} ms",
+                bench.source,
+            )
+        )
     rows.append(("compliance tests", _join(bench.compliance_tests), bench.source))
-    rows += [(f"{scenario} result", f"{key} [{bench.units[scenario]}]", bench.source)
-             for scenario, key in bench.result_keys.items()]
+    rows += [
+        (f"{scenario} result", f"{key} [{bench.units[scenario]}]", bench.source)
+        for scenario, key in bench.result_keys.items()
+    ]
     if bench.generation:
         gen = bench.generation
-        rows.append(("generation", f"{gen.model}; input <= {gen.max_input_tokens} tokens, output "
-                     f"{gen.min_output_tokens}..{gen.max_output_tokens}, max_model_len {gen.max_model_len}, "
-                     f"BOS {gen.bos_token_id}, EOS {gen.eos_token_id}", gen.source))
+        rows.append(
+            (
+                "generation",
+                f"{gen.model}; input <= {gen.max_input_tokens} tokens, output "
+                f"{gen.min_output_tokens}..{gen.max_output_tokens}, max_model_len {gen.max_model_len}, "
+                f"BOS {gen.bos_token_id}, EOS {gen.eos_token_id}",
+                gen.source,
+            )
+        )
     return rows

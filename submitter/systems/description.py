@@ -77,7 +77,7 @@ class SystemDescription(BaseModel):
     system_type_detail: str = _free("free-form detail on the system type")
 
     @classmethod
-    def keys(cls) -> tuple[str, ...]:
+    def official_keys(cls) -> tuple[str, ...]:
         """The 35 official keys, spelled as in the JSON files."""
         return tuple(field.alias or name for name, field in cls.model_fields.items())
 
@@ -101,9 +101,19 @@ STATUSES = ("available", "preview", "rdi")
 SYSTEM_TYPES = ("datacenter", "edge", "datacenter,edge", "edge,datacenter")
 # Keys that become required when a system says it is a network system (`is_network` truthy).
 NETWORK_KEYS = (
-    "is_network", "network_type", "network_media", "network_rate", "nic_loadgen", "number_nic_loadgen",
-    "net_software_stack_loadgen", "network_protocol", "number_connections", "nic_sut", "number_nic_sut",
-    "net_software_stack_sut", "network_topology",
+    "is_network",
+    "network_type",
+    "network_media",
+    "network_rate",
+    "nic_loadgen",
+    "number_nic_loadgen",
+    "net_software_stack_loadgen",
+    "network_protocol",
+    "number_connections",
+    "nic_sut",
+    "number_nic_sut",
+    "net_software_stack_sut",
+    "network_topology",
 )
 # Extra keys seen in published trees that the official checker tolerates; not worth a warning.
 KNOWN_EXTRA_KEYS = frozenset({*NETWORK_KEYS, "host_processor_vcpu_count", "system_power_capacity"})

@@ -33,9 +33,11 @@ class ScenarioSetup(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     user_conf: dict[str, UserConfValue] = Field(
-        default_factory=dict, description="LoadGen user.conf keys for this scenario, e.g. target_qps")
+        default_factory=dict, description="LoadGen user.conf keys for this scenario, e.g. target_qps"
+    )
     engine_args: dict[str, Any] = Field(
-        default_factory=dict, description="engine arguments that override the benchmark's for this scenario")
+        default_factory=dict, description="engine arguments that override the benchmark's for this scenario"
+    )
 
 
 class BenchmarkSetup(BaseModel):

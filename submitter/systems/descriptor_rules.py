@@ -11,24 +11,48 @@ from submitter.rules import Problem, RuleSet, Severity
 from submitter.systems.descriptor import DescriptorFile
 
 # user.conf keys a closed submission may set (shared/spec/harness.md §b) ...
-SETTABLE_USER_CONF_KEYS = frozenset({
-    "target_qps", "min_duration", "max_duration", "min_query_count", "max_query_count",
-    "performance_sample_count_override", "coalesce_queries", "max_async_queries",
-})
+SETTABLE_USER_CONF_KEYS = frozenset(
+    {
+        "target_qps",
+        "min_duration",
+        "max_duration",
+        "min_query_count",
+        "max_query_count",
+        "performance_sample_count_override",
+        "coalesce_queries",
+        "max_async_queries",
+    }
+)
 # ... and keys the checker requires at their mlperf.conf values, so a user.conf must not touch them.
-FIXED_USER_CONF_KEYS = frozenset({
-    "use_token_latencies", "ttft_latency", "tpot_latency", "target_latency", "target_latency_percentile",
-    "sample_concatenate_permutation", "qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed",
-    "accuracy_log_rng_seed", "accuracy_log_probability", "accuracy_log_sampling_target", "mode",
-})
+FIXED_USER_CONF_KEYS = frozenset(
+    {
+        "use_token_latencies",
+        "ttft_latency",
+        "tpot_latency",
+        "target_latency",
+        "target_latency_percentile",
+        "sample_concatenate_permutation",
+        "qsl_rng_seed",
+        "sample_index_rng_seed",
+        "schedule_rng_seed",
+        "accuracy_log_rng_seed",
+        "accuracy_log_probability",
+        "accuracy_log_sampling_target",
+        "mode",
+    }
+)
 
 DESCRIPTOR_RULES: RuleSet[DescriptorFile] = RuleSet("system descriptors")
 rule = DESCRIPTOR_RULES.rule
 
 
 def system_type_table(system_type: object) -> SystemTypeTable | None:
-    tables = {"datacenter": SystemTypeTable.DATACENTER, "edge": SystemTypeTable.EDGE,
-              "datacenter,edge": SystemTypeTable.DATACENTER_EDGE, "edge,datacenter": SystemTypeTable.DATACENTER_EDGE}
+    tables = {
+        "datacenter": SystemTypeTable.DATACENTER,
+        "edge": SystemTypeTable.EDGE,
+        "datacenter,edge": SystemTypeTable.DATACENTER_EDGE,
+        "edge,datacenter": SystemTypeTable.DATACENTER_EDGE,
+    }
     return tables.get(system_type) if isinstance(system_type, str) else None
 
 
@@ -51,15 +75,21 @@ def _benchmarks(entry: DescriptorFile) -> Iterator[tuple[str, BenchmarkRules]]:
 @rule("DESC-ID", Severity.ERROR, "the descriptor's id is its file name")
 def id_matches_file(entry: DescriptorFile) -> Iterator[Problem]:
     if entry.descriptor.id != entry.file_stem:
-        yield Problem(field="id", message=f"is {entry.descriptor.id!r} but the file is {entry.file_stem}.json",
-                      fix=f'rename the file to {entry.descriptor.id}.json or set "id": "{entry.file_stem}"')
+        yield Problem(
+            field="id",
+            message=f"is {entry.descriptor.id!r} but the file is {entry.file_stem}.json",
+            fix=f'rename the file to {entry.descriptor.id}.json or set "id": "{entry.file_stem}"',
+        )
 
 
 @rule("DESC-ROUND", Severity.ERROR, "the round is one submitter has rules for")
 def known_round(entry: DescriptorFile) -> Iterator[Problem]:
     if entry.descriptor.round not in available_rounds():
-        yield Problem(field="round", message=f"is {entry.descriptor.round!r}, which submitter has no rules for",
-                      fix=f"use one of {', '.join(available_rounds())}")
+        yield Problem(
+            field="round",
+            message=f"is {entry.descriptor.round!r}, which submitter has no rules for",
+            fix=f"use one of {', '.join(available_rounds())}",
+        )
 
 
 @rule("DESC-BENCHMARK", Severity.ERROR, "every benchmark belongs to the descriptor's round")
@@ -69,8 +99,11 @@ def known_benchmarks(entry: DescriptorFile) -> Iterator[Problem]:
         return
     for name in entry.descriptor.benchmarks:
         if name not in rules.benchmarks:
-            yield Problem(field=f"benchmarks.{name}", message=f"is not a benchmark of round {rules.name}",
-                          fix=f"use one of {', '.join(rules.benchmarks)}")
+            yield Problem(
+                field=f"benchmarks.{name}",
+                message=f"is not a benchmark of round {rules.name}",
+                fix=f"use one of {', '.join(rules.benchmarks)}",
+            )
 
 
 @rule("DESC-SCENARIO", Severity.ERROR, "scenarios are allowed for the benchmark on this system type")
@@ -80,16 +113,20 @@ def allowed_scenarios(entry: DescriptorFile) -> Iterator[Problem]:
         scenarios = bench.scenarios.get(table) if table else None
         if scenarios is None:
             if table is not None:
-                yield Problem(field=f"benchmarks.{name}",
-                              message=f"cannot be submitted by a {table} system",
-                              fix=f"{name} takes systems of type {', '.join(bench.scenarios)}")
+                yield Problem(
+                    field=f"benchmarks.{name}",
+                    message=f"cannot be submitted by a {table} system",
+                    fix=f"{name} takes systems of type {', '.join(bench.scenarios)}",
+                )
             continue
         allowed = (*scenarios.required, *scenarios.optional)
         for scenario in entry.descriptor.benchmarks[name].scenarios:
             if scenario not in allowed:
-                yield Problem(field=f"benchmarks.{name}.scenarios.{scenario}",
-                              message=f"is not a scenario of {name} for {table} systems",
-                              fix=f"use {', '.join(allowed)}")
+                yield Problem(
+                    field=f"benchmarks.{name}.scenarios.{scenario}",
+                    message=f"is not a scenario of {name} for {table} systems",
+                    fix=f"use {', '.join(allowed)}",
+                )
 
 
 @rule("DESC-SCENARIO-COVERAGE", Severity.WARNING, "the setup covers every scenario a submission needs")
@@ -104,9 +141,11 @@ def covers_required_scenarios(entry: DescriptorFile) -> Iterator[Problem]:
         if scenarios.one_of_required and not present & set(scenarios.one_of_required):
             missing.append(f"one of {' or '.join(scenarios.one_of_required)}")
         if missing:
-            yield Problem(field=f"benchmarks.{name}.scenarios",
-                          message=f"has no setup for {', '.join(missing)}, which a {table} submission needs",
-                          fix="add those scenarios, or expect run-all to produce an incomplete submission")
+            yield Problem(
+                field=f"benchmarks.{name}.scenarios",
+                message=f"has no setup for {', '.join(missing)}, which a {table} submission needs",
+                fix="add those scenarios, or expect run-all to produce an incomplete submission",
+            )
 
 
 @rule("DESC-USER-CONF", Severity.ERROR, "user.conf overrides only what a closed submission may change")
@@ -118,23 +157,37 @@ def valid_user_conf(entry: DescriptorFile) -> Iterator[Problem]:
             where = f"benchmarks.{name}.scenarios.{scenario}.user_conf"
             for key, value in scenario_setup.user_conf.items():
                 if key in FIXED_USER_CONF_KEYS:
-                    yield Problem(field=f"{where}.{key}",
-                                  message="is fixed by mlperf.conf; the checker rejects runs that change it",
-                                  fix=f"remove {key}")
+                    yield Problem(
+                        field=f"{where}.{key}",
+                        message="is fixed by mlperf.conf; the checker rejects runs that change it",
+                        fix=f"remove {key}",
+                    )
                 elif key not in SETTABLE_USER_CONF_KEYS:
-                    yield Problem(field=f"{where}.{key}", message="is not a LoadGen setting submitter knows",
-                                  fix=f"use one of {', '.join(sorted(SETTABLE_USER_CONF_KEYS))}")
+                    yield Problem(
+                        field=f"{where}.{key}",
+                        message="is not a LoadGen setting submitter knows",
+                        fix=f"use one of {', '.join(sorted(SETTABLE_USER_CONF_KEYS))}",
+                    )
                 elif bench and rules:
                     yield from _bounds(f"{where}.{key}", key, value, bench, rules)
 
 
-def _bounds(field: str, key: str, value: float, bench: BenchmarkRules, rules: RoundRules) -> Iterator[Problem]:
+def _bounds(
+    field: str, key: str, value: float, bench: BenchmarkRules, rules: RoundRules
+) -> Iterator[Problem]:
     if key == "min_duration" and value < rules.limits.min_duration_ms:
-        yield Problem(field=field, message=f"is {value} ms, below the {rules.limits.min_duration_ms} ms "
-                      f"round {rules.name} requires", fix=f"remove it or set at least {rules.limits.min_duration_ms}")
+        yield Problem(
+            field=field,
+            message=f"is {value} ms, below the {rules.limits.min_duration_ms} ms round {rules.name} requires",
+            fix=f"remove it or set at least {rules.limits.min_duration_ms}",
+        )
     if key == "performance_sample_count_override" and value < bench.dataset.performance_sample_count:
-        yield Problem(field=field, message=f"is {value}, below the {bench.dataset.performance_sample_count} "
-                      f"samples {bench.name} requires", fix="remove it; mlperf.conf sets the right value")
+        yield Problem(
+            field=field,
+            message=f"is {value}, below the {bench.dataset.performance_sample_count} "
+            f"samples {bench.name} requires",
+            fix="remove it; mlperf.conf sets the right value",
+        )
     if key == "target_qps" and value <= 0:
         yield Problem(field=field, message=f"is {value}", fix="set the measured queries per second (> 0)")
 
@@ -149,8 +202,9 @@ def parallelism_fits(entry: DescriptorFile) -> Iterator[Problem]:
     for name, setup in entry.descriptor.benchmarks.items():
         needed = setup.replicas * setup.tensor_parallel_size
         if setup.backend != "synthetic" and needed > per_node * nodes:
-            yield Problem(field=f"benchmarks.{name}",
-                          message=f"needs {setup.replicas} replica(s) x {setup.tensor_parallel_size} "
-                          f"= {needed} accelerators but the system has {per_node * nodes}",
-                          fix="lower replicas or tensor_parallel_size, or correct accelerators_per_node")
-
+            yield Problem(
+                field=f"benchmarks.{name}",
+                message=f"needs {setup.replicas} replica(s) x {setup.tensor_parallel_size} "
+                f"= {needed} accelerators but the system has {per_node * nodes}",
+                fix="lower replicas or tensor_parallel_size, or correct accelerators_per_node",
+            )

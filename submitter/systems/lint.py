@@ -26,10 +26,16 @@ from submitter.systems.description import (
     SystemDescription,
 )
 
-PLACEHOLDERS = frozenset({"-", "--", "na", "n/a", "tbd", "tba", "todo", "undefined", "unknown", "none",
-                          "null", "?", "xxx"})
-COUNT_KEYS = ("number_of_nodes", "host_processors_per_node", "host_processor_core_count",
-              "accelerators_per_node", "host_network_card_count")
+PLACEHOLDERS = frozenset(
+    {"-", "--", "na", "n/a", "tbd", "tba", "todo", "undefined", "unknown", "none", "null", "?", "xxx"}
+)
+COUNT_KEYS = (
+    "number_of_nodes",
+    "host_processors_per_node",
+    "host_processor_core_count",
+    "accelerators_per_node",
+    "host_network_card_count",
+)
 
 
 @dataclass(frozen=True)
@@ -68,7 +74,7 @@ def _validator() -> jsonschema.Draft202012Validator:
 
 @rule("SYS-MISSING", Severity.ERROR, "every one of the 35 official keys is present")
 def keys_present(system: SystemFile) -> Iterator[Problem]:
-    for key in SystemDescription.keys():
+    for key in SystemDescription.official_keys():
         if key not in system.data and key not in system.unfilled:
             yield Problem(
                 field=key,
@@ -84,29 +90,40 @@ def matches_schema(system: SystemFile) -> Iterator[Problem]:
         if error.validator == "required":
             continue  # SYS-MISSING says it with the key's name
         if not error.absolute_path:
-            yield Problem(message=f"must be a JSON object, found {_json_type(error.instance)}",
-                          fix="write the description as one JSON object of key/value pairs")
+            yield Problem(
+                message=f"must be a JSON object, found {_json_type(error.instance)}",
+                fix="write the description as one JSON object of key/value pairs",
+            )
             continue
         key = str(error.absolute_path[0])
         if key in SystemDescription.meaningful_keys() and _is_empty(error.instance):
-            yield Problem(field=key, message=f"requires a meaningful response but is {error.instance!r}",
-                          fix=f"write the true value, e.g. {_example(key)}")
+            yield Problem(
+                field=key,
+                message=f"requires a meaningful response but is {error.instance!r}",
+                fix=f"write the true value, e.g. {_example(key)}",
+            )
         else:
             expected = _describe(_validator().schema["properties"][key])
-            yield Problem(field=key, message=f"is {error.instance!r}, expected {expected}",
-                          fix=f"write {expected}")
+            yield Problem(
+                field=key, message=f"is {error.instance!r}, expected {expected}", fix=f"write {expected}"
+            )
 
 
 @rule("SYS-UNFILLED", Severity.WARNING, "a descriptor leaves no official fact unknown")
 def facts_filled(system: SystemFile) -> Iterator[Problem]:
     meaningful = SystemDescription.meaningful_keys()
     for key in sorted(system.unfilled & meaningful):
-        yield Problem(field=key, message="is not known yet (null); a submission requires it",
-                      fix=f"replace null with the system's real value, e.g. {_example(key)}")
+        yield Problem(
+            field=key,
+            message="is not known yet (null); a submission requires it",
+            fix=f"replace null with the system's real value, e.g. {_example(key)}",
+        )
     optional = sorted(system.unfilled - meaningful)
     if optional:
-        yield Problem(message=f"optional facts not known yet (null): {', '.join(optional)}",
-                      fix='fill them in, or leave them: they go into the tree as "" (not stated)')
+        yield Problem(
+            message=f"optional facts not known yet (null): {', '.join(optional)}",
+            fix='fill them in, or leave them: they go into the tree as "" (not stated)',
+        )
 
 
 @rule("SYS-PLACEHOLDER", Severity.ERROR, "meaningful fields hold facts, not placeholders")
@@ -125,8 +142,11 @@ def no_placeholders(system: SystemFile) -> Iterator[Problem]:
 def valid_status(system: SystemFile) -> Iterator[Problem]:
     status = system.text("status")
     if status and status.lower() not in PLACEHOLDERS and status.lower() not in STATUSES:
-        yield Problem(field="status", message=f"is {status!r}, expected one of {', '.join(STATUSES)}",
-                      fix='write "available" for systems anyone can buy or rent now')
+        yield Problem(
+            field="status",
+            message=f"is {status!r}, expected one of {', '.join(STATUSES)}",
+            fix='write "available" for systems anyone can buy or rent now',
+        )
 
 
 @rule("SYS-SYSTEM-TYPE", Severity.ERROR, "system_type names a category the rules know")
@@ -149,8 +169,11 @@ def counts_are_integers(system: SystemFile) -> Iterator[Problem]:
             continue  # SYS-MISSING, SYS-SCHEMA or SYS-PLACEHOLDER already speak for it
         count = system.count(key)
         if count is None or count < 1:
-            yield Problem(field=key, message=f"is {value!r}, expected a whole number of at least 1",
-                          fix=f'write only the number, e.g. "{_example_count(key)}"')
+            yield Problem(
+                field=key,
+                message=f"is {value!r}, expected a whole number of at least 1",
+                fix=f'write only the number, e.g. "{_example_count(key)}"',
+            )
 
 
 @rule("SYS-MEMORY-TYPE", Severity.ERROR, "accelerator memory technology fits the accelerator model")
@@ -163,9 +186,11 @@ def memory_fits_accelerator(system: SystemFile) -> Iterator[Problem]:
     expected = " or ".join(part.memory)
     named = accelerators.memory_technologies(configuration)
     if not named:
-        yield Problem(field="accelerator_memory_configuration",
-                      message=f"is {configuration!r}, which names no memory technology; {model} has {expected}",
-                      fix=f'write "{part.memory[0]}"')
+        yield Problem(
+            field="accelerator_memory_configuration",
+            message=f"is {configuration!r}, which names no memory technology; {model} has {expected}",
+            fix=f'write "{part.memory[0]}"',
+        )
     elif not named & set(part.memory):
         yield Problem(
             field="accelerator_memory_configuration",
@@ -207,7 +232,7 @@ def id_is_tree_safe(system: SystemFile) -> Iterator[Problem]:
 
 @rule("SYS-UNKNOWN-KEY", Severity.WARNING, "no misspelled or unknown keys")
 def no_unknown_keys(system: SystemFile) -> Iterator[Problem]:
-    official = SystemDescription.keys()
+    official = SystemDescription.official_keys()
     for key in system.data:
         if key in official or key in KNOWN_EXTRA_KEYS:
             continue
@@ -224,7 +249,7 @@ def network_keys(system: SystemFile) -> Iterator[Problem]:
     if not isinstance(value, str) or value.strip().lower() not in ("true", ""):
         yield Problem(
             field="is_network",
-            message=f"is {value!r}; the official checker treats any non-empty value, even \"false\", "
+            message=f'is {value!r}; the official checker treats any non-empty value, even "false", '
             "as a network system and then requires the network keys",
             fix='remove is_network for a non-network system, or write "true" for a network division system',
         )
@@ -232,21 +257,29 @@ def network_keys(system: SystemFile) -> Iterator[Problem]:
     if value.strip().lower() == "true":
         missing = [key for key in NETWORK_KEYS if not system.data.get(key)]
         if missing:
-            yield Problem(field="is_network", message=f"is \"true\" but {', '.join(missing)} are missing or empty",
-                          fix="describe the network between LoadGen and the SUT in those keys")
+            yield Problem(
+                field="is_network",
+                message=f'is "true" but {", ".join(missing)} are missing or empty',
+                fix="describe the network between LoadGen and the SUT in those keys",
+            )
         if (system.text("division") or "").lower() == "closed":
-            yield Problem(field="is_network", message='is "true" in the closed division',
-                          fix='submit network systems in the "network" division')
+            yield Problem(
+                field="is_network",
+                message='is "true" in the closed division',
+                fix='submit network systems in the "network" division',
+            )
 
 
 def accelerator_count_in_id(system_id: str) -> tuple[int, str] | None:
     """The accelerator count written into an id, as in 4xH100, 8x_MI300X or H200-SXM-141GBx8."""
     for name in accelerators.all_part_names():
         token = re.escape(name).replace(r"\ ", "[ _-]?")
-        before = re.search(rf"(?<![A-Za-z0-9])(\d+)\s*[xX][_-]?(?:NVIDIA[_-]?)?{token}(?!\d)", system_id,
-                           re.IGNORECASE)
-        after = re.search(rf"(?<![A-Za-z0-9]){token}(?!\d)[\w-]{{0,24}}?[xX](\d+)(?![\dA-Za-z])", system_id,
-                          re.IGNORECASE)
+        before = re.search(
+            rf"(?<![A-Za-z0-9])(\d+)\s*[xX][_-]?(?:NVIDIA[_-]?)?{token}(?!\d)", system_id, re.IGNORECASE
+        )
+        after = re.search(
+            rf"(?<![A-Za-z0-9]){token}(?!\d)[\w-]{{0,24}}?[xX](\d+)(?![\dA-Za-z])", system_id, re.IGNORECASE
+        )
         match = before or after
         if match:
             return int(match.group(1)), match.group(0)
@@ -280,12 +313,20 @@ def _describe(schema: Mapping[str, Any]) -> str:
 
 
 _EXAMPLES = {
-    "division": '"closed"', "submitter": '"RedHat"', "status": '"available"', "system_type": '"datacenter"',
-    "accelerator_memory_configuration": '"HBM3"', "cooling": '"air"', "host_storage_type": '"NVMe SSD"',
-    "host_memory_configuration": '"16x 64GB DDR5-4800"', "host_networking": '"1x 100Gb Ethernet"',
+    "division": '"closed"',
+    "submitter": '"RedHat"',
+    "status": '"available"',
+    "system_type": '"datacenter"',
+    "accelerator_memory_configuration": '"HBM3"',
+    "cooling": '"air"',
+    "host_storage_type": '"NVMe SSD"',
+    "host_memory_configuration": '"16x 64GB DDR5-4800"',
+    "host_networking": '"1x 100Gb Ethernet"',
     "host_networking_topology": '"single node, no cluster network"',
-    "accelerator_interconnect": '"NVLink 4 (not used: one GPU)"', "framework": '"vLLM 0.26.0"',
-    "accelerator_host_interconnect": '"PCIe Gen5 x16"', "host_storage_capacity": '"1.75 TB"',
+    "accelerator_interconnect": '"NVLink 4 (not used: one GPU)"',
+    "framework": '"vLLM 0.26.0"',
+    "accelerator_host_interconnect": '"PCIe Gen5 x16"',
+    "host_storage_capacity": '"1.75 TB"',
     "other_software_stack": '{"cuda": "12.8", "driver": "570.148.08"}',
 }
 

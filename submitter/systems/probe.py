@@ -48,7 +48,11 @@ def parse_lscpu(text: str) -> dict[str, str]:
         facts["host_processor_core_count"] = cores
     if mhz := values.get("CPU max MHz"):
         facts["host_processor_frequency"] = f"{float(mhz) / 1000:.1f} GHz"
-    caches = [f"{name.split()[0]} {values[name]}" for name in ("L1d cache", "L2 cache", "L3 cache") if name in values]
+    caches = [
+        f"{name.split()[0]} {values[name]}"
+        for name in ("L1d cache", "L2 cache", "L3 cache")
+        if name in values
+    ]
     if caches:
         facts["host_processor_caches"] = ", ".join(caches)
     return facts
@@ -76,19 +80,24 @@ def parse_nvidia_smi(text: str) -> tuple[dict[str, str], dict[str, str]]:
         return {}, {}
     names = {gpu[0] for gpu in gpus}
     name, memory, driver = gpus[0][:3]
-    facts = {"accelerators_per_node": str(len(gpus)), "accelerator_model_name": name if len(names) == 1
-             else " + ".join(sorted(names))}
+    facts = {
+        "accelerators_per_node": str(len(gpus)),
+        "accelerator_model_name": name if len(names) == 1 else " + ".join(sorted(names)),
+    }
     if mib := re.match(r"(\d+)\s*MiB", memory):
         facts["accelerator_memory_capacity"] = f"{round(int(mib.group(1)) / 1024)} GB"
     return facts, {"NVIDIA driver": driver}
 
 
 def draft_descriptor(facts: MachineFacts, system_id: str) -> Draft:
-    system: dict[str, Any] = dict.fromkeys(SystemDescription.keys())
+    system: dict[str, Any] = dict.fromkeys(SystemDescription.official_keys())
     system.update({"number_of_nodes": "1", "system_type": "datacenter", "status": "available"})
     software: dict[str, str] = {}
-    for text, parser in ((facts.lscpu, parse_lscpu), (facts.meminfo, parse_meminfo),
-                         (facts.os_release, parse_os_release)):
+    for text, parser in (
+        (facts.lscpu, parse_lscpu),
+        (facts.meminfo, parse_meminfo),
+        (facts.os_release, parse_os_release),
+    ):
         if text:
             system.update(parser(text))
     if facts.nvidia_smi:
@@ -117,8 +126,9 @@ def collect_facts() -> MachineFacts:
         lscpu=_run(["lscpu"]),
         meminfo=_read(Path("/proc/meminfo")),
         os_release=_read(Path("/etc/os-release")),
-        nvidia_smi=_run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version",
-                         "--format=csv,noheader"]),
+        nvidia_smi=_run(
+            ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"]
+        ),
         packages=_installed_versions(("vllm", "torch", "mlcommons-loadgen", "transformers")),
     )
 
@@ -151,9 +161,14 @@ def _read(path: Path) -> str | None:
 
 
 def _colon_pairs(text: str) -> list[tuple[str, str]]:
-    return [(key.strip(), value.strip()) for key, _, value in
-            (line.partition(":") for line in text.splitlines()) if value.strip()]
+    return [
+        (key.strip(), value.strip())
+        for key, _, value in (line.partition(":") for line in text.splitlines())
+        if value.strip()
+    ]
 
 
 def _equals_pairs(text: str) -> list[tuple[str, str]]:
-    return [(key.strip(), value) for key, _, value in (line.partition("=") for line in text.splitlines()) if value]
+    return [
+        (key.strip(), value) for key, _, value in (line.partition("=") for line in text.splitlines()) if value
+    ]

@@ -35,13 +35,28 @@ def validate_file(path: Path) -> list[Finding]:
     try:
         data = read_json(path)
     except JsonFileError as exc:
-        return [Finding(rule="JSON-SYNTAX", severity=Severity.ERROR, path=shown, line=exc.line,
-                        message=exc.reason, fix=exc.fix)]
+        return [
+            Finding(
+                rule="JSON-SYNTAX",
+                severity=Severity.ERROR,
+                path=shown,
+                line=exc.line,
+                message=exc.reason,
+                fix=exc.fix,
+            )
+        ]
     if is_descriptor(data):
         return _validate_descriptor(path, shown, data)
     if not isinstance(data, dict):
-        return [Finding(rule="SYS-SCHEMA", severity=Severity.ERROR, path=shown,
-                        message="must hold one JSON object", fix="write the description as {\"key\": value, ...}")]
+        return [
+            Finding(
+                rule="SYS-SCHEMA",
+                severity=Severity.ERROR,
+                path=shown,
+                message="must hold one JSON object",
+                fix='write the description as {"key": value, ...}',
+            )
+        ]
     return SYSTEM_RULES.run(SystemFile(path=shown, system_id=path.stem, data=data))
 
 
@@ -70,14 +85,16 @@ def _schema_finding(shown: str, error: Any) -> Finding:
         message, fix = "is not a descriptor key", "remove it or correct its spelling"
     else:
         message, fix = f"is {error['input']!r}: {error['msg']}", "correct the value"
-    return Finding(rule="DESC-SCHEMA", severity=Severity.ERROR, path=shown, field=field, message=message, fix=fix)
+    return Finding(
+        rule="DESC-SCHEMA", severity=Severity.ERROR, path=shown, field=field, message=message, fix=fix
+    )
 
 
 def load_descriptor(path: Path) -> SystemDescriptor:
     """A descriptor to work with; raises one readable error when the file is not a valid descriptor."""
     data = read_json(path)
     if not is_descriptor(data):
-        raise SubmitterError(f"{display_path(path)} is not a system descriptor (it has no \"id\" and \"system\")")
+        raise SubmitterError(f'{display_path(path)} is not a system descriptor (it has no "id" and "system")')
     try:
         return SystemDescriptor.model_validate(data)
     except ValidationError as exc:
