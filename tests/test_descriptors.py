@@ -1,0 +1,154 @@
+"""The shipped descriptors and one test per descriptor rule, on broken copies of a shipped one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import run_cli, write_json
+
+from submitter.errors import SubmitterError
+from submitter.rounds.models import Scenario
+from submitter.systems.catalog import descriptor_path, find_descriptors
+from submitter.systems.validate import load_descriptor, validate_file
+
+
+def descriptor_data(system_id="dell_xe8640_h100"):
+    return json.loads(descriptor_path(system_id).read_text())
+
+
+def validate(tmp_path, data, name=None):
+    path = write_json(tmp_path / f"{name or data['id']}.json", data)
+    return validate_file(path)
+
+
+def errors(findings):
+    return {f.rule for f in findings if f.severity == "error"}
+
+
+def test_three_descriptors_ship_with_the_package():
+    assert set(find_descriptors()) >= {"dell_xe8640_h100", "ibm_gx3_l40s", "demo_cpu"}
+
+
+def test_validate_all_exits_0(tmp_path):
+    result = run_cli("systems", "validate", "--all", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    assert "0 error(s)" in result.stdout
+
+
+def test_unknown_facts_are_reported_not_invented(tmp_path):
+    result = run_cli("systems", "validate", "dell_xe8640_h100", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "SYS-UNFILLED warning cooling" in result.stdout
+    strict = run_cli("systems", "validate", "--strict", "dell_xe8640_h100", cwd=tmp_path)
+    assert strict.returncode == 1
+
+
+def test_the_h100_descriptor_states_the_issue_facts():
+    descriptor = load_descriptor(descriptor_path("dell_xe8640_h100"))
+    system = descriptor.system
+    assert system["accelerator_memory_configuration"] == "HBM3"
+    assert system["other_software_stack"]["NVIDIA driver"] == "570.148.08"
+    assert descriptor.benchmarks["llama3.1-8b"].model_path == "RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8"
+    assert descriptor.submitter == "RedHat" and descriptor.division == "closed"
+
+
+def test_official_refuses_unknown_meaningful_facts():
+    with pytest.raises(SubmitterError, match="cooling"):
+        load_descriptor(descriptor_path("dell_xe8640_h100")).official()
+
+
+def test_official_writes_unknown_optional_facts_as_empty():
+    data = descriptor_data("demo_cpu")
+    data["system"]["hw_notes"] = None
+    official = type(load_descriptor(descriptor_path("demo_cpu"))).model_validate(data).official()
+    assert official["hw_notes"] == ""
+
+
+def test_scenario_engine_args_override_and_null_removes():
+    setup = load_descriptor(descriptor_path("ibm_gx3_l40s")).benchmarks["llama3.1-8b"]
+    server = setup.engine_args_for(Scenario.SERVER)
+    assert server["gpu_memory_utilization"] == 0.96
+    assert "max_num_seqs" not in server
+    assert setup.engine_args_for(Scenario.OFFLINE)["max_num_seqs"] == 512
+
+
+def test_fixed_user_conf_keys_are_rejected(tmp_path):
+    data = descriptor_data()
+    data["benchmarks"]["llama3.1-8b"]["scenarios"]["Server"]["user_conf"]["ttft_latency"] = 5000
+    assert "DESC-USER-CONF" in errors(validate(tmp_path, data))
+
+
+def test_short_min_duration_is_rejected(tmp_path):
+    data = descriptor_data()
+    data["benchmarks"]["llama3.1-8b"]["scenarios"]["Server"]["user_conf"]["min_duration"] = 120000
+    (finding,) = [f for f in validate(tmp_path, data) if f.rule == "DESC-USER-CONF"]
+    assert "600000" in finding.message
+
+
+def test_unknown_round(tmp_path):
+    data = descriptor_data()
+    data["round"] = "v7.0"
+    assert errors(validate(tmp_path, data)) == {"DESC-ROUND"}
+
+
+def test_benchmark_must_be_in_the_round(tmp_path):
+    data = descriptor_data()
+    data["round"] = "v6.1"
+    data["benchmarks"]["mixtral-8x7b"] = data["benchmarks"]["llama3.1-8b"]
+    assert errors(validate(tmp_path, data)) == {"DESC-BENCHMARK"}
+
+
+def test_scenario_must_fit_the_system_type(tmp_path):
+    data = descriptor_data()
+    data["benchmarks"]["llama3.1-8b"]["scenarios"]["SingleStream"] = {}
+    assert errors(validate(tmp_path, data)) == {"DESC-SCENARIO"}
+
+
+def test_missing_required_scenario_is_a_warning(tmp_path):
+    data = descriptor_data()
+    del data["benchmarks"]["llama3.1-8b"]["scenarios"]["Server"]
+    findings = validate(tmp_path, data)
+    (coverage,) = [f for f in findings if f.rule == "DESC-SCENARIO-COVERAGE"]
+    assert coverage.severity == "warning" and "one of Interactive or Server" in coverage.message
+
+
+def test_parallelism_must_fit_the_accelerators(tmp_path):
+    data = descriptor_data()
+    data["benchmarks"]["llama3.1-8b"]["replicas"] = 2
+    assert errors(validate(tmp_path, data)) == {"DESC-PARALLELISM"}
+
+
+def test_id_must_match_the_file_name(tmp_path):
+    assert errors(validate(tmp_path, descriptor_data(), name="other_name")) == {"DESC-ID"}
+
+
+def test_wrong_types_become_findings_and_the_system_block_is_still_linted(tmp_path):
+    data = descriptor_data()
+    data["benchmarks"]["llama3.1-8b"]["backend"] = "tensorrt"
+    data["system"]["accelerator_memory_configuration"] = "GDDR6"
+    findings = validate(tmp_path, data)
+    assert errors(findings) == {"DESC-SCHEMA", "SYS-MEMORY-TYPE"}
+    assert any(f.field == "benchmarks.llama3.1-8b.backend" for f in findings)
+
+
+def test_user_folders_come_before_shipped_descriptors(tmp_path):
+    data = descriptor_data("demo_cpu")
+    data["system_desc_id"] = "Mine_1xSynthetic"
+    write_json(tmp_path / "demo_cpu.json", data)
+    result = run_cli("systems", "show", "demo_cpu", cwd=tmp_path, env={"SUBMITTER_SYSTEMS_PATH": str(tmp_path)})
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["system_desc_id"] == "Mine_1xSynthetic"
+
+
+def test_show_official_of_an_incomplete_system_is_one_clear_error(tmp_path):
+    result = run_cli("systems", "show", "dell_xe8640_h100", "--official", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "cooling" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_list_shows_every_descriptor(tmp_path):
+    result = run_cli("systems", "list", "--json", cwd=tmp_path)
+    assert result.returncode == 0
+    ids = {row["id"]: row for row in json.loads(result.stdout)}
+    assert ids["dell_xe8640_h100"]["system_desc_id"] == "XE8640_1xH100_vLLM"
