@@ -26,7 +26,11 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproc
     """Run the real command line in a fresh process, as a user would."""
     return subprocess.run(
         [sys.executable, "-m", "submitter", *args],
-        capture_output=True, text=True, cwd=cwd, env={**os.environ, **(env or {})}, check=False,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        check=False,
     )
 
 

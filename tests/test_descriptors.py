@@ -136,7 +136,8 @@ def test_user_folders_come_before_shipped_descriptors(tmp_path):
     data = descriptor_data("demo_cpu")
     data["system_desc_id"] = "Mine_1xSynthetic"
     write_json(tmp_path / "demo_cpu.json", data)
-    result = run_cli("systems", "show", "demo_cpu", cwd=tmp_path, env={"SUBMITTER_SYSTEMS_PATH": str(tmp_path)})
+    env = {"SUBMITTER_SYSTEMS_PATH": str(tmp_path)}
+    result = run_cli("systems", "show", "demo_cpu", cwd=tmp_path, env=env)
     assert result.returncode == 0
     assert json.loads(result.stdout)["system_desc_id"] == "Mine_1xSynthetic"
 

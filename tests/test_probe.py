@@ -35,19 +35,23 @@ def test_lscpu():
 
 def test_meminfo_and_os_release():
     assert parse_meminfo("MemTotal:       131891264 kB\n") == {"host_memory_capacity": "126 GB"}
-    assert parse_os_release('NAME="Red Hat Enterprise Linux"\nPRETTY_NAME="Red Hat Enterprise Linux 9.6 (Plow)"\n') \
-        == {"operating_system": "Red Hat Enterprise Linux 9.6 (Plow)"}
+    os_release = 'NAME="Red Hat Enterprise Linux"\nPRETTY_NAME="Red Hat Enterprise Linux 9.6 (Plow)"\n'
+    assert parse_os_release(os_release) == {"operating_system": "Red Hat Enterprise Linux 9.6 (Plow)"}
 
 
 def test_nvidia_smi():
     facts, software = parse_nvidia_smi(NVIDIA_SMI)
-    assert facts == {"accelerators_per_node": "2", "accelerator_model_name": "NVIDIA H100 80GB HBM3",
-                     "accelerator_memory_capacity": "80 GB"}
+    assert facts == {
+        "accelerators_per_node": "2",
+        "accelerator_model_name": "NVIDIA H100 80GB HBM3",
+        "accelerator_memory_capacity": "80 GB",
+    }
     assert software == {"NVIDIA driver": "570.148.08"}
 
 
 def test_draft_keeps_what_it_cannot_detect_null_and_lists_it():
-    draft = draft_descriptor(MachineFacts(lscpu=LSCPU, nvidia_smi=NVIDIA_SMI, packages={"vllm": "0.26.0"}), "box")
+    facts = MachineFacts(lscpu=LSCPU, nvidia_smi=NVIDIA_SMI, packages={"vllm": "0.26.0"})
+    draft = draft_descriptor(facts, "box")
     system = draft.descriptor["system"]
     assert system["framework"] == "vLLM 0.26.0"
     assert system["cooling"] is None and "cooling" in draft.undetected

@@ -18,7 +18,10 @@ def test_the_three_rounds_are_known_in_order():
 
 def test_v6_1_drops_the_benchmarks_its_checker_no_longer_lists():
     assert set(load_round("v6.0").benchmarks) - set(load_round("v6.1").benchmarks) == {
-        "llama2-70b-99", "mixtral-8x7b", "llama3.1-405b"}
+        "llama2-70b-99",
+        "mixtral-8x7b",
+        "llama3.1-405b",
+    }
 
 
 def test_each_round_has_its_own_seeds():
@@ -81,7 +84,8 @@ def test_v6_1_seeds_are_what_the_pinned_loadgen_writes(tmp_path):
     user_conf.write_text("")
     settings = lg.TestSettings()
     settings.scenario = lg.TestScenario.Offline
-    assert settings.FromConfig(str(user_conf), "llama3_1-8b", "Offline") == 0  # loads the embedded mlperf.conf
+    # The first FromConfig of a process loads the mlperf.conf embedded in the wheel: the seeds.
+    assert settings.FromConfig(str(user_conf), "llama3_1-8b", "Offline") == 0
     settings.mode = lg.TestMode.PerformanceOnly
     settings.min_duration_ms = 0
     settings.min_query_count = 1

@@ -83,16 +83,24 @@ def test_placeholders_in_meaningful_fields_are_errors(placeholder):
 
 
 def test_memory_technology_must_fit_the_accelerator():
-    findings = lint(broken(accelerator_model_name="NVIDIA H100-SXM-80GB",
-                           accelerator_memory_configuration="GDDR6"))
+    findings = lint(
+        broken(accelerator_model_name="NVIDIA H100-SXM-80GB", accelerator_memory_configuration="GDDR6")
+    )
     (finding,) = findings
     assert finding.rule == "SYS-MEMORY-TYPE" and "HBM3" in finding.message
 
 
-@pytest.mark.parametrize(("model", "memory"), [
-    ("NVIDIA H100-SXM-80GB", "HBM3"), ("NVIDIA H200-SXM-141GB", "HBM3e"), ("NVIDIA L40S", "GDDR6"),
-    ("NVIDIA B200-SXM-180GB", "HBM3E"), ("AMD Instinct MI300X", "HBM3"), ("NVIDIA H100-PCIe-80GB", "HBM2e"),
-])
+@pytest.mark.parametrize(
+    ("model", "memory"),
+    [
+        ("NVIDIA H100-SXM-80GB", "HBM3"),
+        ("NVIDIA H200-SXM-141GB", "HBM3e"),
+        ("NVIDIA L40S", "GDDR6"),
+        ("NVIDIA B200-SXM-180GB", "HBM3E"),
+        ("AMD Instinct MI300X", "HBM3"),
+        ("NVIDIA H100-PCIe-80GB", "HBM2e"),
+    ],
+)
 def test_right_memory_technology_passes(model, memory):
     assert lint(broken(accelerator_model_name=model, accelerator_memory_configuration=memory)) == []
 
@@ -102,11 +110,19 @@ def test_hbm3_is_not_hbm3e():
     assert finding.rule == "SYS-MEMORY-TYPE"
 
 
-@pytest.mark.parametrize(("system_id", "count"), [
-    ("XE8640_4xH100_vLLM", 4), ("HPE_Cray_XD670_H200_SXM_141GBx8_TRT", 8), ("B200-SXM-180GBx8_TRT", 8),
-    ("8xMI300X_2xEPYC_9575F", 8), ("C885_H200x8_TRT", 8), ("IBM_Cloud_gx3-48x240x2l40s_vLLM", None),
-    ("H20_box", None), ("1xL40S_vLLM", 1),
-])
+@pytest.mark.parametrize(
+    ("system_id", "count"),
+    [
+        ("XE8640_4xH100_vLLM", 4),
+        ("HPE_Cray_XD670_H200_SXM_141GBx8_TRT", 8),
+        ("B200-SXM-180GBx8_TRT", 8),
+        ("8xMI300X_2xEPYC_9575F", 8),
+        ("C885_H200x8_TRT", 8),
+        ("IBM_Cloud_gx3-48x240x2l40s_vLLM", None),
+        ("H20_box", None),
+        ("1xL40S_vLLM", 1),
+    ],
+)
 def test_accelerator_count_in_ids(system_id, count):
     found = accelerator_count_in_id(system_id)
     assert (found[0] if found else None) == count
@@ -154,14 +170,19 @@ def test_unfilled_facts_are_warnings_not_errors():
     assert any(f.field == "cooling" for f in findings)
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
-                           max_leaves=8)
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=200, deadline=None)
-@given(changes=st.dictionaries(st.sampled_from(SystemDescription.official_keys()), json_values, max_size=6),
-       system_id=st.text(max_size=30))
+@given(
+    changes=st.dictionaries(st.sampled_from(SystemDescription.official_keys()), json_values, max_size=6),
+    system_id=st.text(max_size=30),
+)
 def test_lint_never_crashes(changes, system_id):
     data = valid_system()
     data.update(changes)
@@ -170,7 +191,8 @@ def test_lint_never_crashes(changes, system_id):
 
 
 def test_validate_red_hat_h100_names_memory_and_id_mismatch(redhat_tree, tmp_path):
-    result = run_cli("systems", "validate", str(redhat_tree / "systems" / "XE8640_4xH100_vLLM.json"), cwd=tmp_path)
+    path = redhat_tree / "systems" / "XE8640_4xH100_vLLM.json"
+    result = run_cli("systems", "validate", str(path), cwd=tmp_path)
     assert result.returncode == 1
     assert "SYS-SCHEMA" not in result.stdout and "SYS-MISSING" not in result.stdout
     assert "SYS-MEMORY-TYPE error accelerator_memory_configuration: is 'GDDR6'" in result.stdout
@@ -182,7 +204,8 @@ def test_validate_json_output_lists_findings(redhat_tree, tmp_path):
     assert result.returncode == 1
     report = json.loads(result.stdout)
     assert len(report["files"]) == 2
-    assert {f["rule"] for f in report["findings"]} >= {"SYS-MEMORY-TYPE", "SYS-ID-ACCELERATORS", "SYS-PLACEHOLDER"}
+    rules = {f["rule"] for f in report["findings"]}
+    assert rules >= {"SYS-MEMORY-TYPE", "SYS-ID-ACCELERATORS", "SYS-PLACEHOLDER"}
 
 
 def test_validate_reports_malformed_json_with_its_line(tmp_path):

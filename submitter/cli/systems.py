@@ -156,5 +156,7 @@ def list_rules() -> None:
     from submitter.systems.descriptor_rules import DESCRIPTOR_RULES
     from submitter.systems.lint import SYSTEM_RULES
 
-    echo_table([(r.id, r.severity, r.summary) for r in (*SYSTEM_RULES, *DESCRIPTOR_RULES)],
-               headers=("rule", "severity", "checks that"))
+    echo_table(
+        [(r.id, r.severity, r.summary) for r in (*SYSTEM_RULES, *DESCRIPTOR_RULES)],
+        headers=("rule", "severity", "checks that"),
+    )
