@@ -153,3 +153,14 @@ def test_list_shows_every_descriptor(tmp_path):
     assert result.returncode == 0
     ids = {row["id"]: row for row in json.loads(result.stdout)}
     assert ids["dell_xe8640_h100"]["system_desc_id"] == "XE8640_1xH100_vLLM"
+
+
+def test_edge_benchmark_cannot_run_on_a_datacenter_system(tmp_path):
+    data = descriptor_data()
+    data["benchmarks"]["llama3.1-8b-edge"] = {
+        "backend": "vllm",
+        "model_path": "m",
+        "scenarios": {"Offline": {}},
+    }
+    findings = [f for f in validate(tmp_path, data) if f.rule == "DESC-SCENARIO"]
+    assert [f.field for f in findings] == ["benchmarks.llama3.1-8b-edge"]

@@ -28,6 +28,17 @@ class SystemTypeTable(StrEnum):
     EDGE = "edge"
     DATACENTER_EDGE = "datacenter-edge"
 
+    @classmethod
+    def for_system_type(cls, system_type: object) -> SystemTypeTable | None:
+        """The table for a system description's `system_type`, None for values the rules do not know."""
+        tables = {
+            "datacenter": cls.DATACENTER,
+            "edge": cls.EDGE,
+            "datacenter,edge": cls.DATACENTER_EDGE,
+            "edge,datacenter": cls.DATACENTER_EDGE,
+        }
+        return tables.get(system_type) if isinstance(system_type, str) else None
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)

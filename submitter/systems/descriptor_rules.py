@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from submitter.errors import SubmitterError
-from submitter.rounds.models import BenchmarkRules, RoundRules, SystemTypeTable
+from submitter.rounds.models import BenchmarkRules, RoundRules, ScenarioSet, SystemTypeTable
 from submitter.rounds.registry import available_rounds, load_round
 from submitter.rules import Problem, RuleSet, Severity
 from submitter.systems.descriptor import DescriptorFile
@@ -46,16 +46,6 @@ DESCRIPTOR_RULES: RuleSet[DescriptorFile] = RuleSet("system descriptors")
 rule = DESCRIPTOR_RULES.rule
 
 
-def system_type_table(system_type: object) -> SystemTypeTable | None:
-    tables = {
-        "datacenter": SystemTypeTable.DATACENTER,
-        "edge": SystemTypeTable.EDGE,
-        "datacenter,edge": SystemTypeTable.DATACENTER_EDGE,
-        "edge,datacenter": SystemTypeTable.DATACENTER_EDGE,
-    }
-    return tables.get(system_type) if isinstance(system_type, str) else None
-
-
 def _round(entry: DescriptorFile) -> RoundRules | None:
     try:
         return load_round(entry.descriptor.round)
@@ -63,13 +53,15 @@ def _round(entry: DescriptorFile) -> RoundRules | None:
         return None
 
 
-def _benchmarks(entry: DescriptorFile) -> Iterator[tuple[str, BenchmarkRules]]:
+def _scenario_sets(entry: DescriptorFile) -> Iterator[tuple[str, SystemTypeTable, ScenarioSet | None]]:
+    """Each benchmark of the round that the descriptor sets up, with its scenarios on this system type."""
     rules = _round(entry)
-    if rules is None:
+    table = SystemTypeTable.for_system_type(entry.descriptor.system.get("system_type"))
+    if rules is None or table is None:
         return
     for name in entry.descriptor.benchmarks:
         if name in rules.benchmarks:
-            yield name, rules.benchmarks[name]
+            yield name, table, rules.benchmarks[name].scenarios.get(table)
 
 
 @rule("DESC-ID", Severity.ERROR, "the descriptor's id is its file name")
@@ -108,16 +100,13 @@ def known_benchmarks(entry: DescriptorFile) -> Iterator[Problem]:
 
 @rule("DESC-SCENARIO", Severity.ERROR, "scenarios are allowed for the benchmark on this system type")
 def allowed_scenarios(entry: DescriptorFile) -> Iterator[Problem]:
-    table = system_type_table(entry.descriptor.system.get("system_type"))
-    for name, bench in _benchmarks(entry):
-        scenarios = bench.scenarios.get(table) if table else None
+    for name, table, scenarios in _scenario_sets(entry):
         if scenarios is None:
-            if table is not None:
-                yield Problem(
-                    field=f"benchmarks.{name}",
-                    message=f"cannot be submitted by a {table} system",
-                    fix=f"{name} takes systems of type {', '.join(bench.scenarios)}",
-                )
+            yield Problem(
+                field=f"benchmarks.{name}",
+                message=f"cannot be submitted by a {table} system",
+                fix=f"run {name} on a system of another type, or remove it from this descriptor",
+            )
             continue
         allowed = (*scenarios.required, *scenarios.optional)
         for scenario in entry.descriptor.benchmarks[name].scenarios:
@@ -131,11 +120,9 @@ def allowed_scenarios(entry: DescriptorFile) -> Iterator[Problem]:
 
 @rule("DESC-SCENARIO-COVERAGE", Severity.WARNING, "the setup covers every scenario a submission needs")
 def covers_required_scenarios(entry: DescriptorFile) -> Iterator[Problem]:
-    table = system_type_table(entry.descriptor.system.get("system_type"))
-    for name, bench in _benchmarks(entry):
-        scenarios = bench.scenarios.get(table) if table else None
+    for name, table, scenarios in _scenario_sets(entry):
         if scenarios is None:
-            continue
+            continue  # DESC-SCENARIO reports it
         present = set(entry.descriptor.benchmarks[name].scenarios)
         missing = [scenario for scenario in scenarios.required if scenario not in present]
         if scenarios.one_of_required and not present & set(scenarios.one_of_required):
