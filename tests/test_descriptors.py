@@ -164,3 +164,14 @@ def test_edge_benchmark_cannot_run_on_a_datacenter_system(tmp_path):
     }
     findings = [f for f in validate(tmp_path, data) if f.rule == "DESC-SCENARIO"]
     assert [f.field for f in findings] == ["benchmarks.llama3.1-8b-edge"]
+
+
+def test_a_broken_user_descriptor_does_not_hide_the_others(tmp_path):
+    (tmp_path / "broken.json").write_text('{"id": "broken", "system": {},\n')
+    write_json(tmp_path / "typed.json", {"id": "typed", "system_desc_id": 5, "round": "v6.1", "system": {}})
+    result = run_cli("systems", "list", cwd=tmp_path, env={"SUBMITTER_SYSTEMS_PATH": str(tmp_path)})
+    assert result.returncode == 1
+    assert "dell_xe8640_h100" in result.stdout
+    assert "broken.json:2: is not valid JSON" in result.stderr
+    assert "typed.json is not a valid descriptor: system_desc_id is 5" in result.stderr
+    assert "Traceback" not in result.stderr

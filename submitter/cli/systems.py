@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from submitter.cli.output import echo_findings, echo_json, echo_table
-from submitter.errors import UsageProblem
+from submitter.errors import SubmitterError, UsageProblem
 from submitter.fileio import write_text_atomic
 from submitter.rules import Severity, findings_as_json
 from submitter.systems.catalog import descriptor_path, find_descriptors
@@ -28,9 +28,13 @@ def systems() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
 def list_systems(as_json: bool) -> None:
     """The descriptors submitter can find, one line each."""
-    rows = []
+    rows, broken = [], []
     for system_id, path in find_descriptors().items():
-        descriptor = load_descriptor(path)
+        try:
+            descriptor = load_descriptor(path)
+        except SubmitterError as exc:
+            broken.append(str(exc))
+            continue
         system = descriptor.system
         rows.append(
             {
@@ -47,22 +51,26 @@ def list_systems(as_json: bool) -> None:
         )
     if as_json:
         echo_json(rows)
-        return
-    echo_table(
-        [
-            (
-                r["id"],
-                r["system_desc_id"],
-                r["round"],
-                r["division"],
-                r["accelerators"],
-                ", ".join(r["benchmarks"]),
-                r["path"],
-            )
-            for r in rows
-        ],
-        headers=("id", "system_desc_id", "round", "division", "accelerators", "benchmarks", "file"),
-    )
+    else:
+        echo_table(
+            [
+                (
+                    r["id"],
+                    r["system_desc_id"],
+                    r["round"],
+                    r["division"],
+                    r["accelerators"],
+                    ", ".join(r["benchmarks"]),
+                    r["path"],
+                )
+                for r in rows
+            ],
+            headers=("id", "system_desc_id", "round", "division", "accelerators", "benchmarks", "file"),
+        )
+    for problem in broken:
+        click.echo(f"error: {problem}", err=True)
+    if broken:
+        sys.exit(1)
 
 
 @systems.command("show")

@@ -98,5 +98,10 @@ def load_descriptor(path: Path) -> SystemDescriptor:
     try:
         return SystemDescriptor.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(_schema_finding(display_path(path), error).render() for error in exc.errors())
-        raise SubmitterError(f"{display_path(path)} is not a valid descriptor: {problems}") from None
+        shown = display_path(path)
+        findings = [_schema_finding(shown, error) for error in exc.errors()]
+        problems = "; ".join(f"{finding.field} {finding.message}" for finding in findings)
+        raise SubmitterError(
+            f"{shown} is not a valid descriptor: {problems}. "
+            f"`submitter systems validate {shown}` says how to fix each"
+        ) from None
