@@ -27,6 +27,7 @@ class Problem:
     fix: str
     field: str | None = None
     line: int | None = None
+    path: str | None = None  # when the problem is in another file than the subject's
 
 
 class Finding(BaseModel):
@@ -35,6 +36,7 @@ class Finding(BaseModel):
     rule: str
     severity: Severity
     path: str
+    result: str | None = None  # system/benchmark/scenario the finding belongs to, if any
     field: str | None = None
     line: int | None = None
     message: str
@@ -87,7 +89,8 @@ class RuleSet(Generic[S]):
             Finding(
                 rule=rule.id,
                 severity=rule.severity,
-                path=subject.path,
+                path=problem.path or subject.path,
+                result=getattr(subject, "result", None),
                 field=problem.field,
                 line=problem.line,
                 message=problem.message,

@@ -64,7 +64,7 @@ def test_misspelled_key_is_missing_and_gets_a_rename_hint():
 
 def test_empty_meaningful_field_fails_like_the_official_checker():
     (finding,) = lint(broken(framework=""))
-    assert finding.rule == "SYS-SCHEMA" and "meaningful" in finding.message
+    assert finding.rule == "SYS-EMPTY" and "meaningful" in finding.message
 
 
 def test_empty_free_field_is_allowed():

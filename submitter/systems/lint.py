@@ -83,30 +83,39 @@ def keys_present(system: SystemFile) -> Iterator[Problem]:
             )
 
 
-@rule("SYS-SCHEMA", Severity.ERROR, "values have the types and contents the official schema requires")
-def matches_schema(system: SystemFile) -> Iterator[Problem]:
+def _schema_errors(system: SystemFile) -> Iterator[tuple[str, Any]]:
+    """(key, offending value) for each schema violation of a present key; "" for the whole object."""
     present = {key: value for key, value in system.data.items() if key not in system.unfilled}
     for error in _validator().iter_errors(present):
         if error.validator == "required":
             continue  # SYS-MISSING says it with the key's name
-        if not error.absolute_path:
-            yield Problem(
-                message=f"must be a JSON object, found {_json_type(error.instance)}",
-                fix="write the description as one JSON object of key/value pairs",
-            )
-            continue
-        key = str(error.absolute_path[0])
-        if key in SystemDescription.meaningful_keys() and _is_empty(error.instance):
+        yield (str(error.absolute_path[0]) if error.absolute_path else ""), error.instance
+
+
+@rule(
+    "SYS-EMPTY", Severity.ERROR, "the 26 meaningful fields are not empty (as the official checker requires)"
+)
+def meaningful_not_empty(system: SystemFile) -> Iterator[Problem]:
+    for key, value in _schema_errors(system):
+        if key in SystemDescription.meaningful_keys() and _is_empty(value):
             yield Problem(
                 field=key,
-                message=f"requires a meaningful response but is {error.instance!r}",
+                message=f"requires a meaningful response but is {value!r}",
                 fix=f"write the true value, e.g. {_example(key)}",
             )
-        else:
-            expected = _describe(_validator().schema["properties"][key])
+
+
+@rule("SYS-SCHEMA", Severity.ERROR, "values have the types the official schema describes")
+def matches_schema(system: SystemFile) -> Iterator[Problem]:
+    for key, value in _schema_errors(system):
+        if not key:
             yield Problem(
-                field=key, message=f"is {error.instance!r}, expected {expected}", fix=f"write {expected}"
+                message=f"must be a JSON object, found {_json_type(value)}",
+                fix="write the description as one JSON object of key/value pairs",
             )
+        elif not (key in SystemDescription.meaningful_keys() and _is_empty(value)):
+            expected = _describe(_validator().schema["properties"][key])
+            yield Problem(field=key, message=f"is {value!r}, expected {expected}", fix=f"write {expected}")
 
 
 @rule("SYS-UNFILLED", Severity.WARNING, "a descriptor leaves no official fact unknown")

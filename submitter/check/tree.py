@@ -1,0 +1,121 @@
+"""Finding what to check in a submission tree, and where each result's files are.
+
+`locate` turns the user's PATH (a submission root, a division or one submitter directory) into a
+scope; `discover` walks `<division>/<submitter>/results/<system>/<benchmark>/<scenario>` into
+`ResultEntry`s. Nothing here judges the tree: the rules do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from submitter.errors import UsageProblem
+from submitter.rounds.models import Layout
+
+DIVISIONS = ("closed", "open", "network")
+
+
+@dataclass(frozen=True)
+class Scope:
+    root: Path  # the folder holding closed/ open/ network/
+    divisions: tuple[str, ...]
+    submitter: str | None  # only this submitter, if given
+
+    def submitter_dirs(self) -> list[Path]:
+        found = []
+        for division in self.divisions:
+            folder = self.root / division
+            if not folder.is_dir():
+                continue
+            for child in sorted(folder.iterdir()):
+                if child.is_dir() and (self.submitter is None or child.name == self.submitter):
+                    found.append(child)
+        return found
+
+
+def locate(path: Path, submitter: str | None = None) -> Scope:
+    if not path.exists():
+        raise UsageProblem(
+            f"{path}: no such directory; name a submission root, a division or a submitter folder"
+        )
+    if not path.is_dir():
+        raise UsageProblem(f"{path} is a file; name a submission root, a division or a submitter folder")
+    path = path.resolve()
+    if any((path / division).is_dir() for division in DIVISIONS):
+        return Scope(path, DIVISIONS, submitter)
+    if path.name in DIVISIONS:
+        return Scope(path.parent, (path.name,), submitter)
+    if path.parent.name in DIVISIONS:
+        if submitter is not None and submitter != path.name:
+            raise UsageProblem(f"--submitter {submitter} does not match the submitter folder {path.name}")
+        return Scope(path.parent.parent, (path.parent.name,), path.name)
+    raise UsageProblem(
+        f"{path} is not a submission tree: expected a folder holding closed/, open/ or network/, "
+        "a division folder, or a submitter folder inside one (for example closed/RedHat)"
+    )
+
+
+@dataclass(frozen=True)
+class ResultEntry:
+    """One scenario directory of one benchmark of one system."""
+
+    root: Path
+    division: str
+    submitter: str
+    system: str
+    benchmark: str
+    scenario: str  # the directory name, as written
+
+    @property
+    def id(self) -> str:
+        return f"{self.system}/{self.benchmark}/{self.scenario}"
+
+    def where(self, template: str) -> Path:
+        """A path of the layout (a template such as `{division}/{submitter}/…`) for this entry."""
+        return self.root / template.format(
+            division=self.division,
+            submitter=self.submitter,
+            system=self.system,
+            benchmark=self.benchmark,
+            scenario=self.scenario,
+        )
+
+    def relative(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+    def results_dir(self, layout: Layout) -> Path:
+        return self.where(layout.results_dir)
+
+    def performance_log(self, layout: Layout) -> Path:
+        return self.where(layout.performance_dir) / "mlperf_log_detail.txt"
+
+
+def discover(scope: Scope) -> list[ResultEntry]:
+    """Every scenario directory under every submitter in scope (files beside them are ignored)."""
+    entries = []
+    for submitter_dir in scope.submitter_dirs():
+        results = submitter_dir / "results"
+        if not results.is_dir():
+            continue
+        for system_dir in _subdirs(results):
+            for benchmark_dir in _subdirs(system_dir):
+                for scenario_dir in _subdirs(benchmark_dir):
+                    entries.append(
+                        ResultEntry(
+                            scope.root,
+                            submitter_dir.parent.name,
+                            submitter_dir.name,
+                            system_dir.name,
+                            benchmark_dir.name,
+                            scenario_dir.name,
+                        )
+                    )
+    return entries
+
+
+def _subdirs(folder: Path) -> list[Path]:
+    return sorted(child for child in folder.iterdir() if child.is_dir() and not child.is_symlink())
