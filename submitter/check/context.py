@@ -61,5 +61,9 @@ class ResultContext:
         return f"{self.files.performance_dir}/mlperf_log_detail.txt"
 
 
+def system_json_path(rules: RoundRules, division: str, submitter: str, system: str) -> str:
+    return rules.layout.system_json.format(division=division, submitter=submitter, system=system)
+
+
 TREE_RULES: RuleSet[TreeContext] = RuleSet("submission tree")
 RESULT_RULES: RuleSet[ResultContext] = RuleSet("results")

@@ -26,6 +26,7 @@ class FileIndex:
     files: Mapping[str, int]  # path -> size in bytes
     dirs: frozenset[str]
     symlinks: Mapping[str, bool]  # path -> whether its target exists
+    root_files: tuple[str, ...] = ()  # files beside closed/ open/ network/, when the whole tree is checked
 
     def has_file(self, path: str) -> bool:
         return path in self.files
@@ -76,7 +77,10 @@ def index_files(scope: Scope) -> FileIndex:
                     files[_relative(target, scope.root)] = target.stat().st_size
                 except OSError:
                     symlinks[_relative(target, scope.root)] = False
-    return FileIndex(files, frozenset(dirs), symlinks)
+    root_files: tuple[str, ...] = ()
+    if scope.submitter is None and len(scope.divisions) > 1:
+        root_files = tuple(sorted(child.name for child in scope.root.iterdir() if child.is_file()))
+    return FileIndex(files, frozenset(dirs), symlinks, root_files)
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -114,8 +118,14 @@ class TreeReader:
         self.root = root
         self.index = index
         self.problems: dict[str, str] = {}
+        self._texts: dict[str, str | None] = {}
 
     def text(self, path: str) -> str | None:
+        if path not in self._texts:
+            self._texts[path] = self._read(path)
+        return self._texts[path]
+
+    def _read(self, path: str) -> str | None:
         if not self.index.has_file(path):
             return None
         try:

@@ -43,7 +43,7 @@ def locate(path: Path, submitter: str | None = None) -> Scope:
         raise UsageProblem(f"{path} is a file; name a submission root, a division or a submitter folder")
     path = path.resolve()
     if any((path / division).is_dir() for division in DIVISIONS):
-        return Scope(path, DIVISIONS, submitter)
+        return Scope(path, tuple(sorted(DIVISIONS)), submitter)
     if path.name in DIVISIONS:
         return Scope(path.parent, (path.name,), submitter)
     if path.parent.name in DIVISIONS:

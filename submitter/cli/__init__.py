@@ -8,6 +8,7 @@ import sys
 import click
 
 from submitter import __version__
+from submitter.cli.check import check
 from submitter.cli.rounds import rounds
 from submitter.cli.systems import systems
 from submitter.errors import SubmitterError
@@ -19,6 +20,7 @@ def cli() -> None:
     """From GPU runs to an accepted MLPerf Inference submission."""
 
 
+cli.add_command(check)
 cli.add_command(rounds)
 cli.add_command(systems)
 

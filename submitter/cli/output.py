@@ -34,7 +34,7 @@ def echo_sourced_table(rows: Sequence[tuple[str, str, str]]) -> None:
         click.echo(f"  [{number}] {source}")
 
 
-def echo_findings(findings: Sequence[Finding], files_checked: int) -> None:
+def echo_findings(findings: Sequence[Finding], files_checked: int | None) -> None:
     for finding in findings:
         color = "red" if finding.severity is Severity.ERROR else "yellow"
         click.echo(
@@ -43,7 +43,5 @@ def echo_findings(findings: Sequence[Finding], files_checked: int) -> None:
             else finding.render()
         )
     counts = count_by_severity(findings)
-    click.echo(
-        f"{files_checked} file(s) checked: {counts[Severity.ERROR]} error(s), "
-        f"{counts[Severity.WARNING]} warning(s)"
-    )
+    scope = f"{files_checked} file(s) checked: " if files_checked is not None else ""
+    click.echo(f"{scope}{counts[Severity.ERROR]} error(s), {counts[Severity.WARNING]} warning(s)")

@@ -80,6 +80,44 @@ class SubmissionLimits(_Strict):
     source: str
 
 
+class MeasurementsRules(_Strict):
+    required_keys: tuple[str, ...]
+    companions: tuple[str, ...] = Field(description="files that must sit beside the measurements JSON")
+    source: str
+
+
+class TreeRules(_Strict):
+    max_file_mb: int
+    calibration_file: str
+    calibration_dirs: tuple[str, ...]
+    source: str
+
+
+class VerificationRules(_Strict):
+    verification_file: str
+    required_lines: tuple[str, ...]
+    first_token_pass: str
+    # Only right for Offline, where run_verification.py skips the first-token check.
+    first_token_skipped: str
+    source: str
+
+
+class FileSets(_Strict):
+    accuracy_required: tuple[str, ...]
+    performance_required: tuple[str, ...]
+    performance_optional: tuple[str, ...]
+    power_run_required: tuple[str, ...]
+    power_dir_required: tuple[str, ...]
+    always_optional: tuple[str, ...]
+    root_file_suffixes: tuple[str, ...]
+    source: str
+
+
+class CsvConstants(_Strict):
+    design_power_watts: str
+    source: str
+
+
 class ScenarioSet(_Strict):
     required: tuple[Scenario, ...]
     optional: tuple[Scenario, ...] = ()
@@ -159,6 +197,11 @@ class RoundRules(_Strict):
     checker_version_flag: str = Field(description="what the official checker's --version takes")
     loadgen: LoadGenRules
     limits: SubmissionLimits
+    measurements: MeasurementsRules
+    tree: TreeRules
+    compliance: dict[str, VerificationRules]
+    files: FileSets
+    csv: CsvConstants
     layout: Layout
     benchmarks: dict[str, BenchmarkRules]
     source: str

@@ -1,0 +1,100 @@
+"""Repository hygiene: what the old official checker rejects anywhere in closed and network trees.
+
+Names with a leading dot or spaces, __pycache__, symlinks, empty folders, oversized files, and files
+lying at the top of the tree or of a division (shared/spec/checker.md §13). The old checker applies
+them to every division.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from submitter.check.context import TREE_RULES, TreeContext
+from submitter.rules import Problem, Severity
+
+rule = TREE_RULES.rule
+BYTES_PER_MB = 1024 * 1024
+
+
+def _all_paths(tree: TreeContext) -> list[str]:
+    return sorted({*tree.index.files, *tree.index.dirs, *tree.index.symlinks})
+
+
+@rule("HYG-NAME", Severity.ERROR, "no file or folder name starts with a dot or holds whitespace")
+def clean_names(tree: TreeContext) -> Iterator[Problem]:
+    for path in _all_paths(tree):
+        name = path.rsplit("/", 1)[-1]
+        if name.startswith(".") or any(ch.isspace() for ch in name):
+            yield Problem(
+                path=path,
+                message="has a leading dot or whitespace in its name",
+                fix="remove it or rename it (letters, digits, '_', '-', '.')",
+            )
+
+
+@rule("HYG-PYCACHE", Severity.ERROR, "no __pycache__ folders")
+def no_pycache(tree: TreeContext) -> Iterator[Problem]:
+    for path in sorted(tree.index.dirs):
+        if path.rsplit("/", 1)[-1] == "__pycache__":
+            yield Problem(path=path, message="is a Python cache folder", fix=f"rm -r {path}")
+
+
+@rule("HYG-SYMLINK", Severity.ERROR, "no symbolic links (they do not survive the upload)")
+def no_symlinks(tree: TreeContext) -> Iterator[Problem]:
+    for path, target_exists in sorted(tree.index.symlinks.items()):
+        state = "a symbolic link" if target_exists else "a broken symbolic link"
+        yield Problem(path=path, message=f"is {state}", fix="replace it with a copy of the file it points to")
+
+
+@rule("HYG-EMPTY-DIR", Severity.ERROR, "no empty folders")
+def no_empty_dirs(tree: TreeContext) -> Iterator[Problem]:
+    occupied = {
+        parent
+        for path in (*tree.index.files, *tree.index.dirs, *tree.index.symlinks)
+        for parent in _parents(path)
+    }
+    for path in sorted(tree.index.dirs):
+        if path not in occupied:
+            yield Problem(path=path, message="is an empty folder", fix=f"remove it (rmdir {path})")
+
+
+@rule("HYG-FILE-SIZE", Severity.ERROR, "no file is larger than the round's limit")
+def file_sizes(tree: TreeContext) -> Iterator[Problem]:
+    limit_mb = tree.rules.tree.max_file_mb
+    for path, size in sorted(tree.index.files.items()):
+        if size > limit_mb * BYTES_PER_MB:
+            yield Problem(
+                path=path,
+                message=f"is {size / BYTES_PER_MB:.1f} MB, over the {limit_mb} MB limit",
+                fix="truncate logs (truncate_accuracy_log.py) or leave the file out",
+            )
+
+
+@rule("HYG-DIVISION-FILE", Severity.ERROR, "a division folder holds only submitter folders")
+def no_files_in_division(tree: TreeContext) -> Iterator[Problem]:
+    for path in sorted(tree.index.files):
+        parts = path.split("/")
+        if len(parts) == 2:
+            yield Problem(
+                path=path,
+                message="lies directly in the division folder",
+                fix="move it into a submitter folder or remove it",
+            )
+
+
+def _parents(path: str) -> Iterator[str]:
+    parts = path.split("/")
+    for end in range(1, len(parts)):
+        yield "/".join(parts[:end])
+
+
+@rule("HYG-ROOT-FILE", Severity.ERROR, "the tree's top holds only division folders and documents")
+def no_root_files(tree: TreeContext) -> Iterator[Problem]:
+    allowed = tree.rules.files.root_file_suffixes
+    for name in tree.index.root_files:
+        if not name.endswith(allowed):
+            yield Problem(
+                path=name,
+                message="lies at the top of the tree, beside the division folders",
+                fix=f"remove it; only {', '.join(allowed)} documents may sit there",
+            )

@@ -1,0 +1,86 @@
+"""System description rules for the systems of a tree (checker.md §7).
+
+The official checks stay errors; the foundation lint that goes beyond them (placeholders, memory type,
+accelerator count in the id, ...) reports as warnings here, because published trees carry such
+descriptions and the official checker accepts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from submitter.check.context import TREE_RULES, TreeContext, system_json_path
+from submitter.rules import Finding, Problem, Severity
+from submitter.systems.lint import SYSTEM_RULES, SystemFile
+
+rule = TREE_RULES.rule
+
+OFFICIAL_SYSTEM_RULES = frozenset(
+    {"SYS-MISSING", "SYS-EMPTY", "SYS-STATUS", "SYS-SYSTEM-TYPE", "SYS-COUNT", "SYS-NETWORK", "SYS-ID-CHARS"}
+)
+
+
+def system_path(tree: TreeContext, division: str, submitter: str, system: str) -> str:
+    return system_json_path(tree.rules, division, submitter, system)
+
+
+@rule("SYS-FILE", Severity.ERROR, "every system with results has a readable description")
+def system_files(tree: TreeContext) -> Iterator[Problem]:
+    for (division, submitter, system), loaded in tree.systems.items():
+        path = system_path(tree, division, submitter, system)
+        if loaded is None:
+            yield Problem(
+                path=path,
+                message=f"is missing (results/{system} needs it)",
+                fix="write the system description (submitter systems show ID --official)",
+            )
+        elif loaded.problem is not None:
+            yield Problem(path=path, message=loaded.problem, fix="correct the JSON syntax")
+        elif not isinstance(loaded.data, dict):
+            yield Problem(path=path, message="must hold one JSON object", fix='write {"key": value, ...}')
+
+
+def system_findings(tree: TreeContext) -> list[Finding]:
+    """The foundation's system lint on every description: official checks as errors, the rest as warnings."""
+    findings = []
+    for (division, submitter, system), loaded in tree.systems.items():
+        if loaded is None or not isinstance(loaded.data, dict):
+            continue
+        path = system_path(tree, division, submitter, system)
+        for finding in SYSTEM_RULES.run(SystemFile(path=path, system_id=system, data=loaded.data)):
+            if finding.rule not in OFFICIAL_SYSTEM_RULES:
+                finding = finding.model_copy(update={"severity": Severity.WARNING})
+            findings.append(finding)
+    return findings
+
+
+@rule("SYS-DIRECTORY", Severity.ERROR, "division and submitter in the description match their directories")
+def matches_directories(tree: TreeContext) -> Iterator[Problem]:
+    for (division, submitter, system), loaded in tree.systems.items():
+        if loaded is None or not isinstance(loaded.data, dict):
+            continue
+        path = system_path(tree, division, submitter, system)
+        for key, expected in (("division", division), ("submitter", submitter)):
+            found = loaded.data.get(key)
+            if isinstance(found, str) and found and found.lower() != expected.lower():
+                yield Problem(
+                    path=path,
+                    field=key,
+                    message=f"is {found!r} but the directory is {expected!r}",
+                    fix=f'write "{expected}" or move the tree',
+                )
+
+
+@rule("SYS-HAS-RESULTS", Severity.ERROR, "every system description in systems/ has results")
+def descriptions_have_results(tree: TreeContext) -> Iterator[Problem]:
+    described = {key for key in tree.systems}
+    for path in tree.index.files:
+        parts = path.split("/")
+        if len(parts) == 4 and parts[2] == "systems" and parts[3].endswith(".json"):
+            key = (parts[0], parts[1], parts[3].removesuffix(".json"))
+            if key not in described:
+                yield Problem(
+                    path=path,
+                    message="describes a system with no results/ directory",
+                    fix="remove it, or add the system's results",
+                )
