@@ -234,3 +234,8 @@ def test_validate_accepts_a_folder(tmp_path):
     write_json(tmp_path / "Demo_1xSynthetic_CPU.json", valid_system())
     result = run_cli("systems", "validate", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 0, result.stdout
+
+
+def test_unicode_digits_and_infinity_are_not_counts():
+    assert rules_of(lint(broken(number_of_nodes="²"))) == {"SYS-COUNT"}
+    assert rules_of(lint(broken(number_of_nodes=float("inf")))) >= {"SYS-SCHEMA"}

@@ -164,5 +164,5 @@ def _text(value: object) -> str:
 def _int(value: object) -> int | None:
     try:
         return int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None

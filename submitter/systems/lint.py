@@ -58,7 +58,7 @@ class SystemFile:
             return None
         if isinstance(value, int):
             return value
-        if isinstance(value, str) and value.strip().isdigit():
+        if isinstance(value, str) and value.strip().isdecimal():
             return int(value.strip())
         return None
 
