@@ -275,3 +275,9 @@ def test_submitter_folder_and_division_folder_are_accepted(redhat_tree, tmp_path
     assert check_tree(redhat_tree.parent, "v5.1").errors == 0
     assert run_cli("check", str(redhat_tree.parent), "--submitter", "RedHat", cwd=tmp_path).returncode == 0
     assert L40S.startswith("closed/RedHat")
+
+
+def test_an_error_on_a_folder_invalidates_every_result_in_it(tree):
+    _remove("closed/RedHat/code")(tree)
+    report = check_tree(tree, "v5.1")
+    assert [r.valid for r in report.results] == [False] * 4

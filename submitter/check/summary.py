@@ -67,6 +67,8 @@ class ResultRow:
 
 
 def summarise(contexts: Iterable[ResultContext], findings: Iterable[Finding]) -> list[ResultRow]:
+    """A result is valid when no error belongs to it, to its system, or to a folder that holds it
+    (a missing code folder or a missing required scenario invalidates them all, as officially)."""
     failing_results = {f.result for f in findings if f.severity is Severity.ERROR and f.result}
     failing_paths = {f.path for f in findings if f.severity is Severity.ERROR}
     rows = []
@@ -77,7 +79,12 @@ def summarise(contexts: Iterable[ResultContext], findings: Iterable[Finding]) ->
         metric = log.get(key) if log is not None and key else None
         metric = float(metric) if isinstance(metric, int | float) and not isinstance(metric, bool) else None
         system_path = system_json_path(ctx.rules, entry.division, entry.submitter, entry.system)
-        valid = entry.id not in failing_results and system_path not in failing_paths and metric is not None
+        valid = (
+            entry.id not in failing_results
+            and system_path not in failing_paths
+            and not any(ctx.path == p or ctx.path.startswith(f"{p}/") for p in failing_paths)
+            and metric is not None
+        )
         units = bench.units.get(scenario) if bench and scenario else None
         rows.append(
             ResultRow(

@@ -32,7 +32,9 @@ def code_dir(tree: TreeContext) -> Iterator[Problem]:
         path = tree.rules.layout.code_dir.format(division=division, submitter=submitter)
         if not tree.index.has_dir(path):
             yield Problem(
-                path=path, message="does not exist", fix="add the harness code (or a README naming it)"
+                path=f"{division}/{submitter}",
+                message=f"has no {path.rsplit('/', 1)[-1]}/ folder",
+                fix=f"add the harness code as {path} (or a README naming where it is)",
             )
 
 
