@@ -10,6 +10,7 @@ import click
 from submitter import __version__
 from submitter.cli.check import check
 from submitter.cli.rounds import rounds
+from submitter.cli.rules import list_rules
 from submitter.cli.systems import systems
 from submitter.errors import SubmitterError
 
@@ -21,6 +22,7 @@ def cli() -> None:
 
 
 cli.add_command(check)
+cli.add_command(list_rules)
 cli.add_command(rounds)
 cli.add_command(systems)
 

@@ -156,15 +156,3 @@ def probe(system_id: str, output: Path | None) -> None:
     click.echo(
         f"not detected, fill in by hand ({len(draft.undetected)}): {', '.join(draft.undetected)}", err=True
     )
-
-
-@systems.command("rules")
-def list_rules() -> None:
-    """The rules `validate` applies, with their ids and severities."""
-    from submitter.systems.descriptor_rules import DESCRIPTOR_RULES
-    from submitter.systems.lint import SYSTEM_RULES
-
-    echo_table(
-        [(r.id, r.severity, r.summary) for r in (*SYSTEM_RULES, *DESCRIPTOR_RULES)],
-        headers=("rule", "severity", "checks that"),
-    )
