@@ -174,6 +174,9 @@ BROKEN = {
     "SYS-MISSING": _json(SYSTEM, cooling=None),
     "SYS-EMPTY": _json(SYSTEM, framework=""),
     "SYS-STATUS": _json(SYSTEM, status="shipping"),
+    "SYS-SYSTEM-TYPE": _json(SYSTEM, system_type="server"),  # the official checker crashes on this
+    "SYS-COUNT": _json(SYSTEM, number_of_nodes="one"),  # ... and on this, when writing the CSV
+    "SYS-NETWORK": _json(SYSTEM, is_network="false"),
     "MEAS-FILE": _remove(f"{MEASUREMENTS}/XE8640_4xH100_vLLM.json"),
     "MEAS-FIELDS": _json(f"{MEASUREMENTS}/XE8640_4xH100_vLLM.json", retraining=""),
     "MEAS-COMPANIONS": _write(f"{MEASUREMENTS}/user.conf", ""),
@@ -281,3 +284,11 @@ def test_an_error_on_a_folder_invalidates_every_result_in_it(tree):
     _remove("closed/RedHat/code")(tree)
     report = check_tree(tree, "v5.1")
     assert [r.valid for r in report.results] == [False] * 4
+
+
+def test_power_folders_need_their_exact_files(tree):
+    _write(f"{H100}/Offline/performance/power/client.json", "{}")(tree)
+    findings = [f for f in check_tree(tree, "v5.1").findings if f.rule == "STRUCT-FILESET"]
+    messages = {f.path: f.message for f in findings}
+    assert "missing client.log" in messages[f"{H100}/Offline/performance/power"]
+    assert "missing spl.txt" in messages[f"{H100}/Offline/performance/run_1"]
