@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from submitter.check.context import RESULT_RULES, ResultContext
-from submitter.check.rules.performance import loadgen_errors
+from submitter.check.rules.performance import loadgen_errors, unreadable_lines
 from submitter.rules import Problem, Severity
 
 rule = RESULT_RULES.rule
@@ -31,14 +31,7 @@ def accuracy_files(ctx: ResultContext) -> Iterator[Problem]:
 
 @rule("ACC-LOG", Severity.ERROR, "every line of the accuracy detail log is a :::MLLOG record")
 def accuracy_log_readable(ctx: ResultContext) -> Iterator[Problem]:
-    log = ctx.files.accuracy_log
-    for problem in log.problems[:5] if log else ():
-        yield Problem(
-            line=problem.line,
-            path=log.path,
-            message=f"line {problem.message}",
-            fix="restore the log exactly as LoadGen wrote it",
-        )
+    yield from unreadable_lines(ctx.files.accuracy_log)
 
 
 @rule("ACC-LOADGEN-ERROR", Severity.ERROR, "LoadGen logged no error during the accuracy run")
