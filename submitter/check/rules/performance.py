@@ -44,7 +44,7 @@ def log_readable(ctx: ResultContext) -> Iterator[Problem]:
 
 
 def unreadable_lines(log: DetailLog | None, shown: int = 5) -> Iterator[Problem]:
-    """The first lines of a detail log that are not :::MLLOG records (the official checker crashes on them)."""
+    """The first lines of a detail log that are not :::MLLOG records (the official checker crashes)."""
     for problem in log.problems[:shown] if log else ():
         yield Problem(
             line=problem.line,
