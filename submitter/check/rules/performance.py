@@ -261,22 +261,24 @@ def scenario_matches(ctx: ResultContext) -> Iterator[Problem]:
         )
 
 
-@rule("PERF-NETWORK", Severity.ERROR, "closed runs are not network runs; network runs say so")
+@rule("PERF-NETWORK", Severity.ERROR, "network-division results come from a network system and SUT")
 def network_mode(ctx: ResultContext) -> Iterator[Problem]:
+    # The system says whether it is a network system (SYS-NETWORK judges closed ones); the log names the SUT.
     log = _log(ctx)
-    if log is None:
+    if log is None or ctx.files.entry.division != "network":
         return
-    is_network = str(log.get("is_network", "false")).lower() == "true"
-    if ctx.files.entry.division == "network":
-        if not is_network:
-            yield _problem(
-                ctx, "is_network", "is not true in the network division", "run LoadGen in network mode"
-            )
-        elif "Network SUT" not in str(log.get("sut_name", "")):
-            yield _problem(ctx, "sut_name", "does not contain 'Network SUT'", "use the network SUT")
-    elif is_network and ctx.closed:
+    if str((ctx.system or {}).get("is_network", "")).lower() != "true":
+        yield Problem(
+            path=ctx.path,
+            message='is in the network division but its system\'s is_network is not "true"',
+            fix='set "is_network": "true" and the network keys in the system description',
+        )
+    elif "Network SUT" not in str(log.get("sut_name", "")):
         yield _problem(
-            ctx, "is_network", "is true in the closed division", "submit network runs under network/"
+            ctx,
+            "sut_name",
+            f"is {log.get('sut_name')!r}; network runs need 'Network SUT' in it",
+            "run LoadGen's network SUT (lon/QDL) for network-division results",
         )
 
 
