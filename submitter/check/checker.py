@@ -28,7 +28,6 @@ from submitter.rules import Finding, Severity
 
 @dataclass(frozen=True)
 class CheckReport:
-    root: Path
     rules: RoundRules
     detection: Detection | None
     findings: list[Finding]
@@ -74,7 +73,7 @@ def check_tree(path: Path, round_name: str | None = None, submitter: str | None 
     findings = [*TREE_RULES.run(tree), *system_findings(tree)]
     for context in contexts:
         findings.extend(RESULT_RULES.run(context))
-    return CheckReport(scope.root, rules, detection, findings, summarise(contexts, findings))
+    return CheckReport(rules, detection, findings, summarise(contexts, findings))
 
 
 def _system_data(systems: Mapping[SystemKey, JsonFile | None], entry: ResultEntry) -> dict[str, Any] | None:

@@ -34,16 +34,6 @@ class FileIndex:
     def has_dir(self, path: str) -> bool:
         return path in self.dirs
 
-    def names_in(self, folder: str) -> list[str]:
-        prefix = f"{folder}/"
-        return sorted(
-            {
-                p[len(prefix) :].split("/")[0]
-                for p in (*self.files, *self.dirs, *self.symlinks)
-                if p.startswith(prefix)
-            }
-        )
-
     def files_in(self, folder: str) -> list[str]:
         prefix = f"{folder}/"
         return sorted(

@@ -19,7 +19,6 @@ class LogRecord:
     value: Any
     line: int
     is_error: bool = False
-    is_warning: bool = False
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,6 @@ class DetailLog:
     path: str
     records: dict[str, LogRecord] = field(default_factory=dict)
     errors: tuple[LogRecord, ...] = ()
-    warnings: tuple[LogRecord, ...] = ()
     problems: tuple[LogProblem, ...] = ()
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -53,7 +51,6 @@ class DetailLog:
 def parse_detail_log(text: str, path: str) -> DetailLog:
     records: dict[str, LogRecord] = {}
     errors: list[LogRecord] = []
-    warnings: list[LogRecord] = []
     problems: list[LogProblem] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -65,19 +62,11 @@ def parse_detail_log(text: str, path: str) -> DetailLog:
             payload = json.loads(line[len(MLLOG_PREFIX) :])
             key = payload["key"]
             metadata = payload.get("metadata") or {}
-            record = LogRecord(
-                str(key),
-                payload.get("value"),
-                number,
-                bool(metadata.get("is_error")),
-                bool(metadata.get("is_warning")),
-            )
+            record = LogRecord(str(key), payload.get("value"), number, bool(metadata.get("is_error")))
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
             problems.append(LogProblem(number, "holds a :::MLLOG record that is not valid JSON with a key"))
             continue
         records.setdefault(record.key, record)
         if record.is_error:
             errors.append(record)
-        elif record.is_warning:
-            warnings.append(record)
-    return DetailLog(path, records, tuple(errors), tuple(warnings), tuple(problems))
+    return DetailLog(path, records, tuple(errors), tuple(problems))

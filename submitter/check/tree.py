@@ -87,9 +87,6 @@ class ResultEntry:
         except ValueError:
             return str(path)
 
-    def results_dir(self, layout: Layout) -> Path:
-        return self.where(layout.results_dir)
-
     def performance_log(self, layout: Layout) -> Path:
         return self.where(layout.performance_dir) / "mlperf_log_detail.txt"
 

@@ -184,13 +184,6 @@ class BenchmarkRules(_Strict):
     generation: GenerationRules | None = None
     source: str
 
-    @property
-    def all_scenarios(self) -> tuple[Scenario, ...]:
-        seen: dict[Scenario, None] = {}
-        for table in self.scenarios.values():
-            seen.update(dict.fromkeys((*table.required, *table.optional)))
-        return tuple(seen)
-
 
 class RoundRules(_Strict):
     name: str

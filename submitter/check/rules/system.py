@@ -20,14 +20,10 @@ OFFICIAL_SYSTEM_RULES = frozenset(
 )
 
 
-def system_path(tree: TreeContext, division: str, submitter: str, system: str) -> str:
-    return system_json_path(tree.rules, division, submitter, system)
-
-
 @rule("SYS-FILE", Severity.ERROR, "every system with results has a readable description")
 def system_files(tree: TreeContext) -> Iterator[Problem]:
     for (division, submitter, system), loaded in tree.systems.items():
-        path = system_path(tree, division, submitter, system)
+        path = system_json_path(tree.rules, division, submitter, system)
         if loaded is None:
             yield Problem(
                 path=path,
@@ -46,7 +42,7 @@ def system_findings(tree: TreeContext) -> list[Finding]:
     for (division, submitter, system), loaded in tree.systems.items():
         if loaded is None or not isinstance(loaded.data, dict):
             continue
-        path = system_path(tree, division, submitter, system)
+        path = system_json_path(tree.rules, division, submitter, system)
         for finding in SYSTEM_RULES.run(SystemFile(path=path, system_id=system, data=loaded.data)):
             if finding.rule not in OFFICIAL_SYSTEM_RULES:
                 finding = finding.model_copy(update={"severity": Severity.WARNING})
@@ -59,7 +55,7 @@ def matches_directories(tree: TreeContext) -> Iterator[Problem]:
     for (division, submitter, system), loaded in tree.systems.items():
         if loaded is None or not isinstance(loaded.data, dict):
             continue
-        path = system_path(tree, division, submitter, system)
+        path = system_json_path(tree.rules, division, submitter, system)
         for key, expected in (("division", division), ("submitter", submitter)):
             found = loaded.data.get(key)
             if isinstance(found, str) and found and found.lower() != expected.lower():
