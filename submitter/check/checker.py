@@ -48,7 +48,7 @@ def check_tree(path: Path, round_name: str | None = None, submitter: str | None 
         # Performance logs sit in the same place in every layout: they can be read before the round is known.
         any_layout = load_round("v6.1").layout
         logs = [reader.detail_log(entry.relative(entry.performance_log(any_layout))) for entry in entries]
-        layout = tree_layout(scope.root / f"{d}/{s}" for d, s in {(e.division, e.submitter) for e in entries})
+        layout = tree_layout(index, scope.submitter_folders())
         detection = detect_round([log for log in logs if log is not None], layout)
         rules = load_round(detection.round)
     else:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
+from submitter.check.load import FileIndex
 from submitter.check.mlperf_log import DetailLog
 from submitter.rounds.registry import available_rounds, load_round
 
@@ -23,17 +23,19 @@ def rounds_with_seeds(log: DetailLog) -> list[str]:
     ]
 
 
-def tree_layout(submitter_dirs: Iterable[Path]) -> str | None:
+def tree_layout(index: FileIndex, submitter_folders: Iterable[str]) -> str | None:
     """ "v5.1" when measurements and compliance sit beside results, "v6" when results hold them."""
     votes: Counter[str] = Counter()
-    for folder in submitter_dirs:
-        if (
-            (folder / "measurements").is_dir()
-            or (folder / "compliance").is_dir()
-            or (folder / "code").is_dir()
-        ):
+    for folder in submitter_folders:
+        if any(index.has_dir(f"{folder}/{name}") for name in ("measurements", "compliance", "code")):
             votes["v5.1"] += 1
-        if (folder / "src").is_dir() or any((folder / "results").glob("*/*/*/measurements.json")):
+        results = f"{folder}/results/"
+        if index.has_dir(f"{folder}/src") or any(
+            path.startswith(results)
+            and path.endswith("/measurements.json")
+            and path.count("/") == results.count("/") + 3
+            for path in index.files
+        ):
             votes["v6"] += 1
     return votes.most_common(1)[0][0] if votes else None
 

@@ -109,6 +109,7 @@ class TreeReader:
         self.index = index
         self.problems: dict[str, str] = {}
         self._texts: dict[str, str | None] = {}
+        self._logs: dict[str, DetailLog | None] = {}
 
     def text(self, path: str) -> str | None:
         if path not in self._texts:
@@ -139,8 +140,11 @@ class TreeReader:
             )
 
     def detail_log(self, path: str) -> DetailLog | None:
-        text = self.text(path)
-        return None if text is None else parse_detail_log(text, path)
+        """Parsed once: round detection and the result's own loading ask for the same log."""
+        if path not in self._logs:
+            text = self.text(path)
+            self._logs[path] = None if text is None else parse_detail_log(text, path)
+        return self._logs[path]
 
 
 def measurements_file(

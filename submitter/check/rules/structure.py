@@ -16,7 +16,7 @@ result_rule = RESULT_RULES.rule
 
 @tree_rule("STRUCT-LAYOUT", Severity.ERROR, "the tree uses the round's directory layout")
 def layout_matches(tree: TreeContext) -> Iterator[Problem]:
-    found = tree_layout(tree.scope.root / d for d in _submitters(tree))
+    found = tree_layout(tree.index, tree.scope.submitter_folders())
     expected = tree.rules.layout
     if found is not None and found != expected.name:
         yield Problem(
@@ -130,10 +130,6 @@ def loadgen_format(ctx: ResultContext) -> Iterator[Problem]:
 
 def _submitter_pairs(tree: TreeContext) -> list[tuple[str, str]]:
     return [(folder.parent.name, folder.name) for folder in tree.scope.submitter_dirs()]
-
-
-def _submitters(tree: TreeContext) -> list[str]:
-    return [f"{division}/{submitter}" for division, submitter in _submitter_pairs(tree)]
 
 
 @result_rule(
