@@ -20,6 +20,10 @@ class JsonFileError(SubmitterError):
         super().__init__(f"{where}: {reason}; {fix}")
 
 
+def json_error_reason(exc: json.JSONDecodeError) -> str:
+    return f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+
+
 def read_json(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
@@ -38,7 +42,7 @@ def read_json(path: Path) -> Any:
     except json.JSONDecodeError as exc:
         raise JsonFileError(
             path,
-            f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            json_error_reason(exc),
             "correct the syntax (a trailing comma or a missing quote is the usual cause)",
             line=exc.lineno,
         ) from None

@@ -16,6 +16,7 @@ from typing import Any
 from submitter.check.accuracy_txt import AccuracyFile, parse_accuracy_txt
 from submitter.check.mlperf_log import DetailLog, parse_detail_log
 from submitter.check.tree import ResultEntry, Scope
+from submitter.fileio import json_error_reason
 from submitter.rounds.models import Layout
 
 
@@ -135,9 +136,7 @@ class TreeReader:
         try:
             return JsonFile(path, json.loads(text))
         except json.JSONDecodeError as exc:
-            return JsonFile(
-                path, problem=f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-            )
+            return JsonFile(path, problem=json_error_reason(exc))
 
     def detail_log(self, path: str) -> DetailLog | None:
         """Parsed once: round detection and the result's own loading ask for the same log."""

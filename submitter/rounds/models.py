@@ -31,13 +31,16 @@ class SystemTypeTable(StrEnum):
     @classmethod
     def for_system_type(cls, system_type: object) -> SystemTypeTable | None:
         """The table for a system description's `system_type`, None for values the rules do not know."""
-        tables = {
-            "datacenter": cls.DATACENTER,
-            "edge": cls.EDGE,
-            "datacenter,edge": cls.DATACENTER_EDGE,
-            "edge,datacenter": cls.DATACENTER_EDGE,
-        }
-        return tables.get(system_type) if isinstance(system_type, str) else None
+        return SYSTEM_TYPE_TABLES.get(system_type) if isinstance(system_type, str) else None
+
+
+# The exact `system_type` values a system description may hold (checker.md §7), and their tables.
+SYSTEM_TYPE_TABLES = {
+    "datacenter": SystemTypeTable.DATACENTER,
+    "edge": SystemTypeTable.EDGE,
+    "datacenter,edge": SystemTypeTable.DATACENTER_EDGE,
+    "edge,datacenter": SystemTypeTable.DATACENTER_EDGE,
+}
 
 
 class _Strict(BaseModel):

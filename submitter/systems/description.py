@@ -98,7 +98,6 @@ class SystemDescription(BaseModel):
 
 # Allowed values, compared the way the official checker compares them (checker.md §7).
 STATUSES = ("available", "preview", "rdi")
-SYSTEM_TYPES = ("datacenter", "edge", "datacenter,edge", "edge,datacenter")
 # Keys that become required when a system says it is a network system (`is_network` truthy).
 NETWORK_KEYS = (
     "is_network",

@@ -16,13 +16,13 @@ from typing import Any
 
 import jsonschema
 
+from submitter.rounds.models import SYSTEM_TYPE_TABLES
 from submitter.rules import Problem, RuleSet, Severity
 from submitter.systems import accelerators
 from submitter.systems.description import (
     KNOWN_EXTRA_KEYS,
     NETWORK_KEYS,
     STATUSES,
-    SYSTEM_TYPES,
     SystemDescription,
 )
 
@@ -161,10 +161,10 @@ def valid_status(system: SystemFile) -> Iterator[Problem]:
 @rule("SYS-SYSTEM-TYPE", Severity.ERROR, "system_type names a category the rules know")
 def valid_system_type(system: SystemFile) -> Iterator[Problem]:
     system_type = system.data.get("system_type")
-    if isinstance(system_type, str) and system_type and system_type not in SYSTEM_TYPES:
+    if isinstance(system_type, str) and system_type and system_type not in SYSTEM_TYPE_TABLES:
         yield Problem(
             field="system_type",
-            message=f"is {system_type!r}, expected exactly one of {', '.join(SYSTEM_TYPES)} "
+            message=f"is {system_type!r}, expected exactly one of {', '.join(SYSTEM_TYPE_TABLES)} "
             "(the official checker crashes on other values in closed and network)",
             fix='write "datacenter" for server systems (lower case, no spaces)',
         )
