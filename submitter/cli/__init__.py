@@ -9,8 +9,10 @@ import click
 
 from submitter import __version__
 from submitter.cli.check import check
+from submitter.cli.data import data
 from submitter.cli.rounds import rounds
 from submitter.cli.rules import list_rules
+from submitter.cli.run import run
 from submitter.cli.systems import systems
 from submitter.errors import SubmitterError
 
@@ -22,8 +24,10 @@ def cli() -> None:
 
 
 cli.add_command(check)
+cli.add_command(data)
 cli.add_command(list_rules)
 cli.add_command(rounds)
+cli.add_command(run)
 cli.add_command(systems)
 
 

@@ -169,6 +169,11 @@ class GenerationRules(_Strict):
     max_model_len: int
     bos_token_id: int
     eos_token_id: int
+    temperature: float
+    top_k: int
+    top_p: float
+    seed: int
+    mean_input_tokens: int
     source: str
 
 

@@ -45,6 +45,7 @@ class BenchmarkSetup(BaseModel):
 
     backend: Backend
     model_path: str = Field(min_length=1, description="checkpoint: a hub name or a local directory")
+    dataset_path: str | None = Field(default=None, description="the benchmark's dataset file; --dataset wins")
     quantization: str | None = Field(default=None, description="e.g. fp8; null for the checkpoint's own")
     tensor_parallel_size: int = Field(default=1, ge=1)
     replicas: int = Field(default=1, ge=1, description="engine copies, each on tensor_parallel_size devices")

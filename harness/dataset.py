@@ -1,0 +1,63 @@
+"""The benchmark's dataset file, read once: the prompts' token ids (`tok_input`) and nothing else.
+
+The file is a JSON array of records (`instruction`, `input`, `tok_input`, `output`). Prompts stay as the
+token ids the dataset holds: they are never decoded and re-encoded. Each is kept as a compact int32 array.
+"""
+
+from __future__ import annotations
+
+import json
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+
+from submitter.errors import SubmitterError, UsageProblem
+
+
+@dataclass(frozen=True)
+class Prompts:
+    path: Path
+    token_ids: tuple[array, ...]
+
+    def __len__(self) -> int:
+        return len(self.token_ids)
+
+    @property
+    def mean_length(self) -> float:
+        return sum(map(len, self.token_ids)) / len(self.token_ids) if self.token_ids else 0.0
+
+
+def load_prompts(path: Path, *, limit: int | None = None, max_input_tokens: int | None = None) -> Prompts:
+    """The first `limit` prompts (all by default); every problem names the record and how to fix it."""
+    try:
+        with path.open("rb") as stream:
+            records = json.load(stream)
+    except FileNotFoundError:
+        raise UsageProblem(
+            f"dataset {path} does not exist; pass --dataset with the benchmark's JSON file, "
+            "or make one with `submitter data synth`"
+        ) from None
+    except IsADirectoryError:
+        raise UsageProblem(f"dataset {path} is a directory; name the dataset's .json file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SubmitterError(
+            f"dataset {path} is not valid JSON ({exc}); download or generate it again"
+        ) from None
+    if not isinstance(records, list) or not records:
+        raise SubmitterError(f"dataset {path} must be a non-empty JSON array of records with tok_input")
+    selected = records if limit is None else records[:limit]
+    token_ids: list[array] = []
+    for number, record in enumerate(selected):
+        ids = record.get("tok_input") if isinstance(record, dict) else None
+        if not isinstance(ids, list) or len(ids) == 0 or not all(type(i) is int and i >= 0 for i in ids):
+            raise SubmitterError(
+                f"dataset {path}, record {number}: tok_input must be a non-empty list of token ids; "
+                "the harness sends prompts as token ids, so the file must carry them"
+            )
+        if max_input_tokens is not None and len(ids) > max_input_tokens:
+            raise SubmitterError(
+                f"dataset {path}, record {number}: the prompt has {len(ids)} tokens, more than the "
+                f"benchmark's {max_input_tokens}; this is not the benchmark's dataset"
+            )
+        token_ids.append(array("i", ids))
+    return Prompts(path, tuple(token_ids))

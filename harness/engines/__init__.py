@@ -1,0 +1,37 @@
+"""Engines behind one protocol (`base.Engine`); each backend in its own module, imported only when chosen.
+
+| backend      | module         | runs                                                        |
+|--------------|----------------|-------------------------------------------------------------|
+| `vllm`       | `vllm_offline` | vLLM's in-process `LLM`, every sample handed over at once     |
+| `vllm-async` | `vllm_async`   | vLLM's in-process `AsyncLLM`, streaming first tokens          |
+| `openai`     | `openai`       | `/v1/completions` on one or many OpenAI-compatible servers    |
+| `synthetic`  | `synthetic`    | a deterministic timing model on the CPU                       |
+
+`replicas > 1` runs that many copies of the engine, one process each (`replicas` module).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from harness.engines.base import Engine, EngineSpec
+
+_MODULES = {
+    "vllm": ("harness.engines.vllm_offline", "VllmOfflineEngine"),
+    "vllm-async": ("harness.engines.vllm_async", "VllmAsyncEngine"),
+    "openai": ("harness.engines.openai", "OpenAIEngine"),
+    "synthetic": ("harness.engines.synthetic", "SyntheticEngine"),
+}
+GPU_BACKENDS = frozenset({"vllm", "vllm-async"})
+
+
+def create_engine(spec: EngineSpec) -> Engine:
+    if spec.backend not in _MODULES:
+        raise ValueError(f"unknown backend {spec.backend!r}; known: {', '.join(_MODULES)}")
+    if spec.replicas > 1 and spec.backend != "openai":
+        from harness.engines.replicas import ReplicatedEngine
+
+        return ReplicatedEngine(spec)
+    module_name, class_name = _MODULES[spec.backend]
+    engine_class = getattr(importlib.import_module(module_name), class_name)
+    return engine_class(spec)

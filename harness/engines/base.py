@@ -1,0 +1,84 @@
+"""The one protocol every engine implements, and the types that cross it.
+
+The LoadGen glue (`harness.sut`) hands samples to an engine and hears back through `CompletionEvents`;
+it never imports an engine's library. An engine reports only token ids its model produced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One LoadGen query sample: LoadGen's response id, the dataset index, and the prompt's token ids."""
+
+    id: int
+    index: int
+    prompt: Sequence[int]
+
+
+class Generation(BaseModel):
+    """How every sample is generated: the benchmark's sampling rules (greedy, bounded length)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_tokens: int
+    min_tokens: int
+    eos_token_id: int
+    temperature: float = 0.0
+    top_k: int = 1
+    top_p: float = 1.0
+    seed: int = 42
+    # Dummy-weight timing runs generate exactly max_tokens, as the real model almost always does.
+    ignore_eos: bool = False
+
+
+class EngineSpec(BaseModel):
+    """Everything an engine needs to build itself; `args` are the backend's own keyword arguments."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: Literal["vllm", "vllm-async", "openai", "synthetic"]
+    model: str
+    generation: Generation
+    args: dict[str, Any] = Field(default_factory=dict)
+    quantization: str | None = None
+    tensor_parallel_size: int = 1
+    replicas: int = 1
+    # True for Server and Interactive: the first token must be reported as soon as it exists.
+    streaming: bool = False
+    dummy_weights: bool = False
+
+
+class CompletionEvents(Protocol):
+    """Where an engine reports progress; both calls are safe from any thread."""
+
+    def first_token(self, sample_id: int, token_ids: Sequence[int]) -> None: ...
+
+    def complete(self, sample_id: int, token_ids: Sequence[int]) -> None: ...
+
+
+class Engine(Protocol):
+    """An inference engine as the harness sees it.
+
+    `start` loads the model (before LoadGen's clock runs); `submit` must return at once, because
+    LoadGen calls it on its scheduling thread; `flush` means no more samples are coming; `stop`
+    waits for outstanding work and frees the engine.
+    """
+
+    def start(self) -> None: ...
+
+    def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def versions(self) -> dict[str, str]:
+        """Versions of the libraries behind the engine, for run.json."""
+        ...

@@ -1,0 +1,129 @@
+"""A deterministic engine without a GPU, timed like a real one, for demos and tests.
+
+Timing model (a continuous-batching engine whose decode step is memory-bound, so a step takes the same
+time however many sequences share it): `max_num_seqs` slots; a sample waits for a free slot, then its
+first token comes `time_to_first_token_ms` (plus its prompt length over `prefill_tokens_per_second`,
+if given) later, and each further token one decode step later. A step lasts
+`max_num_seqs / tokens_per_second`, so a full engine produces `tokens_per_second`. Every time is fixed
+when the sample arrives, and a timer thread fires the events, so a 600-second run costs little CPU.
+
+Outputs are `output_tokens` ids (default: the benchmark's max_tokens) drawn from a generator seeded
+with the sample's dataset index: the same sample always gets the same answer.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.engines.base import CompletionEvents, EngineSpec, Sample
+
+# Ordinary vocabulary ids of Llama 3 (special tokens start at 128000).
+_VOCABULARY = range(1000, 120000)
+
+
+class SyntheticArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tokens_per_second: float = Field(default=5000.0, gt=0, description="output tokens/s with every slot busy")
+    max_num_seqs: int = Field(default=128, gt=0, description="sequences generated at once")
+    time_to_first_token_ms: float = Field(default=50.0, ge=0)
+    prefill_tokens_per_second: float | None = Field(default=None, gt=0)
+    output_tokens: int | None = Field(default=None, ge=2, description="tokens per answer; default max_tokens")
+
+
+@dataclass(order=True, slots=True)
+class _Event:
+    due: float
+    order: int
+    first_token: bool = field(compare=False)
+    sample: Sample = field(compare=False)
+    length: int = field(compare=False)
+    events: CompletionEvents = field(compare=False)
+
+
+def answer_tokens(index: int, length: int) -> list[int]:
+    """The synthetic model's answer for a dataset index: `length` ordinary token ids."""
+    draw = random.Random(index)
+    return [draw.choice(_VOCABULARY) for _ in range(length)]
+
+
+class SyntheticEngine:
+    def __init__(self, spec: EngineSpec, clock: Callable[[], float] = time.monotonic) -> None:
+        args = SyntheticArgs.model_validate(spec.args)
+        generation = spec.generation
+        self._streaming = spec.streaming
+        self._length = min(max(args.output_tokens or generation.max_tokens, 2), generation.max_tokens)
+        self._ttft = args.time_to_first_token_ms / 1000
+        self._prefill_rate = args.prefill_tokens_per_second
+        self._step = args.max_num_seqs / args.tokens_per_second
+        self._slots_free_at = [0.0] * args.max_num_seqs
+        self._clock = clock
+        self._pending: list[_Event] = []
+        self._order = itertools.count()
+        self._wake = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._fire_events, name="synthetic-engine", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
+        now = self._clock()
+        with self._wake:
+            for sample in samples:
+                begins = max(now, heapq.heappop(self._slots_free_at))
+                first = begins + self._ttft
+                if self._prefill_rate:
+                    first += len(sample.prompt) / self._prefill_rate
+                done = first + (self._length - 1) * self._step
+                heapq.heappush(self._slots_free_at, done)
+                if self._streaming:
+                    self._push(first, True, sample, events)
+                self._push(done, False, sample, events)
+            self._wake.notify()
+
+    def _push(self, due: float, first_token: bool, sample: Sample, events: CompletionEvents) -> None:
+        heapq.heappush(
+            self._pending, _Event(due, next(self._order), first_token, sample, self._length, events)
+        )
+
+    def flush(self) -> None:
+        """Nothing is batched, so there is nothing to push out."""
+
+    def stop(self) -> None:
+        with self._wake:
+            self._stopping = True
+            self._wake.notify()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def versions(self) -> dict[str, str]:
+        return {}
+
+    def _fire_events(self) -> None:
+        while True:
+            with self._wake:
+                while True:
+                    now = self._clock()
+                    if self._pending and self._pending[0].due <= now:
+                        break
+                    if self._stopping and not self._pending:
+                        return
+                    self._wake.wait(self._pending[0].due - now if self._pending else None)
+                due: list[_Event] = []
+                while self._pending and self._pending[0].due <= now:
+                    due.append(heapq.heappop(self._pending))
+            for event in due:
+                tokens = answer_tokens(event.sample.index, event.length)
+                if event.first_token:
+                    event.events.first_token(event.sample.id, tokens[:1])
+                else:
+                    event.events.complete(event.sample.id, tokens)

@@ -1,0 +1,76 @@
+"""Facts about where a run happened, for run.json: versions, the project's git commit, the GPUs."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+import harness
+
+_PACKAGES = ("submitter", "mlcommons-loadgen", "vllm", "torch", "transformers")
+
+
+class GitState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    commit: str | None
+    dirty: bool | None
+    note: str | None = None
+
+
+class Gpu(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    memory: str
+    driver: str
+
+
+def versions() -> dict[str, str]:
+    """Python and the installed versions of the packages a result depends on (absent ones omitted)."""
+    found = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def git_state() -> GitState:
+    """The commit of the checkout the harness runs from, and whether it has uncommitted changes."""
+    import git
+
+    source = Path(harness.__file__).resolve().parent
+    try:
+        repository = git.Repo(source, search_parent_directories=True)
+        return GitState(commit=repository.head.commit.hexsha, dirty=repository.is_dirty(untracked_files=True))
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
+        return GitState(
+            commit=None, dirty=None, note=f"{source} is not inside a git checkout (installed package)"
+        )
+    except git.GitCommandError as exc:
+        return GitState(commit=None, dirty=None, note=f"git failed: {exc.stderr.strip() or exc}")
+
+
+def gpus() -> list[Gpu]:
+    """The NVIDIA GPUs nvidia-smi lists; none when there is no nvidia-smi or it fails."""
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        output = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    rows = [[cell.strip() for cell in line.split(",")] for line in output.splitlines() if line.strip()]
+    return [Gpu(name=row[0], memory=row[1], driver=row[2]) for row in rows if len(row) >= 3]

@@ -1,0 +1,97 @@
+"""How a (benchmark, scenario, mode) becomes LoadGen settings: model name, user.conf, audit file, overrides.
+
+Interactive is LoadGen's Server scenario under the benchmark's interactive model name, whose
+mlperf.conf entries carry the tighter latency limits. TEST06 is a performance run with the audit file
+passed by path; no run ever lets LoadGen pick up an `audit.config` from the working directory.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+import compliance
+from submitter.rounds.models import BenchmarkRules, Scenario
+
+
+class Mode(StrEnum):
+    PERFORMANCE = "performance"
+    ACCURACY = "accuracy"
+    TEST06 = "TEST06"
+
+    @property
+    def audit_test(self) -> str | None:
+        return "TEST06" if self is Mode.TEST06 else None
+
+
+@dataclass(frozen=True)
+class LoadGenTarget:
+    model: str
+    scenario: str
+    streaming: bool
+
+
+def loadgen_target(rules: BenchmarkRules, scenario: Scenario) -> LoadGenTarget:
+    lg_scenario = "Server" if scenario is Scenario.INTERACTIVE else scenario.value
+    return LoadGenTarget(rules.loadgen_models[scenario], lg_scenario, streaming=lg_scenario == "Server")
+
+
+def user_conf_text(target: LoadGenTarget, keys: dict[str, int | float]) -> str:
+    lines = [f"{target.model}.{target.scenario}.{key} = {value}" for key, value in sorted(keys.items())]
+    return "".join(line + "\n" for line in lines)
+
+
+def audit_config_path(test: str) -> Path:
+    return Path(compliance.__file__).resolve().parent / test / "audit.config"
+
+
+def read_audit_config(path: Path) -> dict[str, str]:
+    """`*.*.key = value` lines as {key: value}; LoadGen reads audit files with model and scenario `*`."""
+    values: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if "=" in line:
+            name, value = (part.strip() for part in line.split("=", 1))
+            values[name.rsplit(".", 1)[-1]] = value
+    return values
+
+
+# What each audit.config key looks like in the detail log once LoadGen has applied it.
+AUDIT_KEYS_IN_LOG = {
+    "mode": ("requested_test_mode", {"1": "AccuracyOnly", "2": "PerformanceOnly"}),
+    "accuracy_log_rng_seed": ("requested_accuracy_log_rng_seed", None),
+    "accuracy_log_sampling_target": ("requested_accuracy_log_sampling_target", None),
+    "min_query_count": ("requested_min_query_count", None),
+    "min_duration": ("requested_min_duration_ms", None),
+    "sample_concatenate_permutation": ("requested_sample_concatenate_permutation", {"0": False, "1": True}),
+}
+AUDIT_NOTICE = "Found Audit Config file"
+
+
+class Smoke(BaseModel):
+    """A short trial run: few samples, a short minimum duration. Its results are never submittable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    samples: int = Field(default=256, ge=1, description="dataset records used (LoadGen's sample set)")
+    min_duration_ms: int = Field(default=10_000, ge=0)
+    server_min_queries: int = Field(default=512, ge=1, description="queries; early stopping needs ~460")
+
+    def overrides(self, scenario: Scenario, dataset_size: int) -> dict[str, int]:
+        samples = min(self.samples, dataset_size)
+        queries = samples if scenario is Scenario.OFFLINE else self.server_min_queries
+        return {
+            "min_duration_ms": self.min_duration_ms,
+            "min_query_count": queries,
+            "performance_sample_count_override": samples,
+        }
+
+
+def offline_samples(target_qps: float, min_duration_ms: int, min_samples: int, permutation: int) -> int:
+    """Samples LoadGen issues in an Offline run in equal-issue mode (a whole number of permutations)."""
+    wanted = max(min_samples, math.ceil(1.1 * target_qps * min_duration_ms / 1000))
+    return math.ceil(wanted / permutation) * permutation

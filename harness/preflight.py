@@ -1,0 +1,136 @@
+"""Checks made before a run starts, so bad input ends with a clear message and nothing written.
+
+Each check raises a `SubmitterError` (or `UsageProblem`) that says what is wrong, where, and how to fix it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import urllib.error
+import urllib.request
+from importlib import metadata
+from pathlib import Path
+
+from harness.engines import GPU_BACKENDS
+from harness.environment import gpus
+from submitter.errors import SubmitterError, UsageProblem
+from submitter.rounds.models import RoundRules
+from submitter.systems.descriptor_rules import SETTABLE_USER_CONF_KEYS
+
+# Written by `submitter data dummy-model`: a model directory that deliberately has no weights.
+DUMMY_MARKER = "submitter-dummy-weights.json"
+_WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.pt", "*.gguf")
+_HUB_NAME = re.compile(r"^[\w.-]+/[\w.-]+$")
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
+
+
+def check_loadgen_version(rules: RoundRules) -> str:
+    """The installed LoadGen, if its embedded mlperf.conf carries the round's seeds (by release range)."""
+    try:
+        installed = metadata.version("mlcommons-loadgen")
+    except metadata.PackageNotFoundError:
+        raise SubmitterError(
+            f"mlcommons-loadgen is not installed; install {rules.loadgen.version} (pip install "
+            f"mlcommons-loadgen=={rules.loadgen.version})"
+        ) from None
+    first, _, last = rules.loadgen.seed_releases.partition(" to ")
+    if not _release(first) <= _release(installed) <= _release(last or first):
+        raise SubmitterError(
+            f"LoadGen {installed} is installed, but round {rules.name} needs a release from "
+            f"{rules.loadgen.seed_releases} (their mlperf.conf holds the round's seeds); "
+            f"pip install mlcommons-loadgen=={rules.loadgen.version}"
+        )
+    return installed
+
+
+def check_no_stray_audit_config(directory: Path) -> None:
+    stray = directory / "audit.config"
+    if stray.exists():
+        raise SubmitterError(
+            f"{stray} exists: LoadGen's default would turn any run started here into an audit run. "
+            "submitter passes audit files explicitly; remove or rename this one"
+        )
+
+
+def check_user_conf(keys: dict[str, int | float], where: str) -> None:
+    refused = sorted(set(keys) - SETTABLE_USER_CONF_KEYS)
+    if refused:
+        raise SubmitterError(
+            f"{where}: user.conf keys {', '.join(refused)} may not be set by a submitter (mlperf.conf fixes "
+            f"them); settable keys: {', '.join(sorted(SETTABLE_USER_CONF_KEYS))}"
+        )
+
+
+def resolve_model(backend: str, model: str) -> tuple[str, bool]:
+    """The model to load and whether it is a dummy-weights directory; only in-process engines load one."""
+    if backend not in GPU_BACKENDS:
+        return model, False
+    path = Path(model).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise UsageProblem(f"model directory {path} has no config.json; point --model at a checkpoint")
+        if (path / DUMMY_MARKER).is_file():
+            return str(path.resolve()), True
+        if not any(next(path.glob(pattern), None) for pattern in _WEIGHT_PATTERNS):
+            raise UsageProblem(
+                f"model directory {path} has no weight files (*.safetensors); download the checkpoint, "
+                "or make a dummy-weights model for timing with `submitter data dummy-model`"
+            )
+        return str(path.resolve()), False
+    if _HUB_NAME.match(model) and _in_hub_cache(model):
+        return model, False
+    raise UsageProblem(
+        f"model {model!r} is neither a local directory nor in the Hugging Face cache ({_hub_cache()}); "
+        f"download it first (huggingface-cli download {model}) or pass --model DIR"
+    )
+
+
+def _hub_cache() -> Path:
+    if cache := os.environ.get("HF_HUB_CACHE"):
+        return Path(cache)
+    home = Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
+    return home / "hub"
+
+
+def _in_hub_cache(name: str) -> bool:
+    snapshots = _hub_cache() / f"models--{name.replace('/', '--')}" / "snapshots"
+    return snapshots.is_dir() and any(snapshots.iterdir())
+
+
+def check_engine_installed(backend: str) -> None:
+    if backend in GPU_BACKENDS and importlib.util.find_spec("vllm") is None:
+        raise SubmitterError(
+            f"backend {backend} needs vLLM, which is not installed here; on a GPU host: pip install '.[vllm]'"
+        )
+
+
+def check_gpus(backend: str, needed: int) -> None:
+    if backend not in GPU_BACKENDS:
+        return
+    found = len(gpus())
+    if found < needed:
+        raise SubmitterError(
+            f"backend {backend} needs {needed} GPU(s) (tensor_parallel_size x replicas) but nvidia-smi "
+            f"reports {found}; run on a GPU host, or use the synthetic or openai backend here"
+        )
+
+
+def check_endpoints(endpoints: list[str], timeout_s: float = 5.0) -> None:
+    """Each OpenAI-compatible server answers GET /v1/models."""
+    for endpoint in endpoints:
+        url = endpoint.rstrip("/") + "/v1/models"
+        try:
+            with urllib.request.urlopen(url, timeout=timeout_s) as response:
+                json.load(response)
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise SubmitterError(
+                f"the OpenAI-compatible server {endpoint} does not answer {url} ({reason}); start it "
+                "(e.g. vllm serve MODEL) or correct engine_args.endpoints"
+            ) from None

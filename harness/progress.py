@@ -1,0 +1,135 @@
+"""What a run has done so far, as the harness sees it, and the live status line drawn from it.
+
+Latencies here are measured from the moment LoadGen hands a sample to the harness; LoadGen's own
+figures (from the scheduled time) are the ones that count and are read from its logs afterwards.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TextIO
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    elapsed_s: float
+    issued: int
+    completed: int
+    tokens: int
+    p99_ttft_ms: float | None
+    p99_tpot_ms: float | None
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+def percentile(values: list[float], share: float) -> float | None:
+    """The nearest-rank percentile (`share` in 0..1), None without values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
+
+
+class RunStats:
+    """Counters updated from LoadGen's thread and the engine's; every method is thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._began = time.monotonic()
+        self._issued_at: dict[int, float] = {}
+        self._first_at: dict[int, float] = {}
+        self._ttft: list[float] = []
+        self._tpot: list[float] = []
+        self.issued = 0
+        self.completed = 0
+        self.tokens = 0
+        self.short_outputs = 0
+
+    def issued_samples(self, sample_ids: Iterable[int]) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for sample_id in sample_ids:
+                self._issued_at[sample_id] = now
+                self.issued += 1
+
+    def first_token(self, sample_id: int) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._first_at[sample_id] = now
+            issued = self._issued_at.get(sample_id)
+            if issued is not None:
+                self._ttft.append(now - issued)
+
+    def completed_sample(self, sample_id: int, n_tokens: int) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self.completed += 1
+            self.tokens += n_tokens
+            self._issued_at.pop(sample_id, None)
+            first = self._first_at.pop(sample_id, None)
+            if n_tokens < 2:
+                self.short_outputs += 1
+            elif first is not None:
+                self._tpot.append((now - first) / (n_tokens - 1))
+
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            ttft, tpot = list(self._ttft), list(self._tpot)
+            issued, completed, tokens = self.issued, self.completed, self.tokens
+        p99_ttft, p99_tpot = percentile(ttft, 0.99), percentile(tpot, 0.99)
+        return Snapshot(
+            elapsed_s=time.monotonic() - self._began,
+            issued=issued,
+            completed=completed,
+            tokens=tokens,
+            p99_ttft_ms=None if p99_ttft is None else p99_ttft * 1000,
+            p99_tpot_ms=None if p99_tpot is None else p99_tpot * 1000,
+        )
+
+
+def status_line(snapshot: Snapshot, label: str) -> str:
+    minutes, seconds = divmod(int(snapshot.elapsed_s), 60)
+    parts = [
+        label,
+        f"{minutes:d}:{seconds:02d}",
+        f"{snapshot.completed}/{snapshot.issued} samples",
+        f"{snapshot.tokens_per_second:,.0f} tokens/s",
+    ]
+    if snapshot.p99_ttft_ms is not None:
+        parts.append(f"p99 TTFT {snapshot.p99_ttft_ms:,.0f} ms")
+    if snapshot.p99_tpot_ms is not None:
+        parts.append(f"p99 TPOT {snapshot.p99_tpot_ms:.1f} ms")
+    return "  ".join(parts)
+
+
+class LiveLine:
+    """Redraws one status line on a terminal once a second until stopped."""
+
+    def __init__(self, stats: RunStats, label: str, stream: TextIO, interval_s: float = 1.0) -> None:
+        self._stats, self._label, self._stream, self._interval = stats, label, stream, interval_s
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._draw, name="live-line", daemon=True)
+
+    def __enter__(self) -> LiveLine:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+        self._stream.write("\n")
+        self._stream.flush()
+
+    def _draw(self) -> None:
+        while True:
+            self._stream.write("\r\x1b[K" + status_line(self._stats.snapshot(), self._label))
+            self._stream.flush()
+            if self._done.wait(self._interval):
+                self._stream.write("\r\x1b[K" + status_line(self._stats.snapshot(), self._label))
+                return

@@ -1,0 +1,325 @@
+"""`submitter run`: plan one run (every check before anything is written), then execute it in a worker.
+
+    plan = plan_run(request)      # raises a SubmitterError for bad input; writes nothing
+    record = execute(plan)        # runs/<system>/<benchmark>/<scenario>/<mode>/<UTC time>/
+
+The run directory holds LoadGen's logs (trace off), the user.conf used and run.json, written last.
+A run refused before LoadGen started leaves no directory behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from harness import environment, preflight
+from harness.dataset import load_prompts
+from harness.engines.base import EngineSpec, Generation
+from harness.loadgen_settings import (
+    LoadGenTarget,
+    Mode,
+    Smoke,
+    audit_config_path,
+    loadgen_target,
+    user_conf_text,
+)
+from harness.outcome import mode_problems, read_outcome
+from harness.record import EngineRecord, LoadGenRecord, RunRecord, write_record
+from harness.worker import REFUSED_BEFORE_START, WorkerResult, WorkerSpec
+from submitter.errors import SubmitterError, UsageProblem
+from submitter.rounds.models import BenchmarkRules, RoundRules, Scenario
+from submitter.rounds.registry import load_round
+from submitter.systems.descriptor import BenchmarkSetup, SystemDescriptor
+
+USER_CONF = "user.conf"
+
+
+class RunInterrupted(SubmitterError):
+    """Ctrl-C or SIGTERM ended the run; its record says so."""
+
+    exit_code = 130
+
+
+@dataclass(frozen=True)
+class FinishedRun:
+    run_dir: Path
+    record: RunRecord
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    system: SystemDescriptor
+    benchmark: str
+    scenario: Scenario
+    mode: Mode
+    dataset: Path | None = None
+    model: str | None = None
+    smoke: Smoke | None = None
+    runs_root: Path = Path("runs")
+    progress: bool = False
+    command_line: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    request: RunRequest
+    rules: RoundRules
+    benchmark: BenchmarkRules
+    setup: BenchmarkSetup
+    target: LoadGenTarget
+    user_conf: dict[str, int | float]
+    engine: EngineSpec
+    dataset: Path
+    dataset_size: int
+    dataset_limit: int | None
+    overrides: dict[str, int]
+    audit_config: Path | None
+    not_submittable: list[str] = field(default_factory=list)
+
+
+def plan_run(request: RunRequest) -> RunPlan:
+    system = request.system
+    rules = load_round(system.round)
+    if request.benchmark not in system.benchmarks:
+        raise UsageProblem(
+            f"system {system.id} sets up no benchmark {request.benchmark!r}; it has: "
+            f"{', '.join(system.benchmarks) or 'none'}"
+        )
+    if request.benchmark not in rules.benchmarks:
+        raise UsageProblem(f"round {rules.name} has no benchmark {request.benchmark!r}")
+    setup = system.benchmarks[request.benchmark]
+    benchmark = rules.benchmark(request.benchmark)
+    scenario_setup = setup.scenarios.get(request.scenario)
+    if scenario_setup is None:
+        raise UsageProblem(
+            f"system {system.id} sets up no {request.scenario} scenario for {request.benchmark}; it has: "
+            f"{', '.join(setup.scenarios)}"
+        )
+    if request.scenario not in benchmark.loadgen_models or benchmark.generation is None:
+        raise UsageProblem(f"the harness does not run {request.benchmark} {request.scenario}")
+    generation_rules = benchmark.generation
+
+    preflight.check_user_conf(scenario_setup.user_conf, f"systems/{system.id}.json {request.scenario}")
+    preflight.check_loadgen_version(rules)
+    preflight.check_no_stray_audit_config(Path.cwd())
+    preflight.check_engine_installed(setup.backend)
+    preflight.check_gpus(setup.backend, setup.tensor_parallel_size * setup.replicas)
+    model, dummy = preflight.resolve_model(setup.backend, request.model or setup.model_path)
+    args = setup.engine_args_for(request.scenario)
+    if setup.backend == "openai":
+        preflight.check_endpoints(list(args.get("endpoints", [])))
+
+    dataset_path = request.dataset or (Path(setup.dataset_path) if setup.dataset_path else None)
+    if dataset_path is None:
+        raise UsageProblem(
+            f"no dataset: pass --dataset, or set dataset_path for {request.benchmark} in "
+            f"systems/{system.id}.json (`submitter data synth` makes one with the real shape)"
+        )
+    limit = request.smoke.samples if request.smoke else None
+    prompts = load_prompts(dataset_path, limit=limit, max_input_tokens=generation_rules.max_input_tokens)
+
+    generation = Generation(
+        max_tokens=generation_rules.max_output_tokens,
+        min_tokens=generation_rules.min_output_tokens,
+        eos_token_id=generation_rules.eos_token_id,
+        temperature=generation_rules.temperature,
+        top_k=generation_rules.top_k,
+        top_p=generation_rules.top_p,
+        seed=generation_rules.seed,
+        # Random weights would stop at random EOS ids; the real model almost always runs to the cap.
+        ignore_eos=dummy,
+    )
+    target = loadgen_target(benchmark, request.scenario)
+    engine = EngineSpec(
+        backend=setup.backend,
+        model=model,
+        generation=generation,
+        args={"max_model_len": generation_rules.max_model_len, **args}
+        if setup.backend in {"vllm", "vllm-async"}
+        else args,
+        tensor_parallel_size=setup.tensor_parallel_size,
+        replicas=setup.replicas,
+        streaming=target.streaming,
+        dummy_weights=dummy,
+        quantization=setup.quantization,
+    )
+    not_submittable = []
+    if request.smoke:
+        not_submittable.append("a --smoke run (shortened; LoadGen settings overridden)")
+    if dummy:
+        not_submittable.append("dummy (random) weights")
+    if setup.backend == "synthetic":
+        not_submittable.append("the synthetic engine is a timing model, not an inference system")
+    return RunPlan(
+        request=request,
+        rules=rules,
+        benchmark=benchmark,
+        setup=setup,
+        target=target,
+        user_conf=dict(scenario_setup.user_conf),
+        engine=engine,
+        dataset=dataset_path.resolve(),
+        dataset_size=len(prompts),
+        dataset_limit=limit,
+        overrides=request.smoke.overrides(request.scenario, len(prompts)) if request.smoke else {},
+        audit_config=audit_config_path(request.mode.audit_test) if request.mode.audit_test else None,
+        not_submittable=not_submittable,
+    )
+
+
+def run_directory(plan: RunPlan, now: datetime) -> Path:
+    request = plan.request
+    parent = request.runs_root / request.system.id / request.benchmark / request.scenario / request.mode
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    candidate, number = parent / stamp, 1
+    while candidate.exists():
+        number += 1
+        candidate = parent / f"{stamp}-{number}"
+    return candidate
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a kill of run-all, a batch scheduler) ends the run like Ctrl-C: recorded, not lost."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stop_worker(worker: subprocess.Popen[bytes]) -> None:
+    """End the worker and everything it started (engine processes share its process group)."""
+    for sent, wait_s in ((signal.SIGTERM, 15), (signal.SIGKILL, 15)):
+        try:
+            os.killpg(worker.pid, sent)
+        except ProcessLookupError:
+            return
+        try:
+            worker.wait(timeout=wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def execute(plan: RunPlan) -> FinishedRun:
+    request = plan.request
+    started = datetime.now(UTC)
+    run_dir = run_directory(plan, started)
+    run_dir.mkdir(parents=True)
+    (run_dir / USER_CONF).write_text(user_conf_text(plan.target, plan.user_conf), encoding="utf-8")
+    label = f"{request.scenario} {request.mode}"
+    spec = WorkerSpec(
+        run_dir=run_dir.resolve(),
+        user_conf=(run_dir / USER_CONF).resolve(),
+        loadgen_model=plan.target.model,
+        loadgen_scenario=plan.target.scenario,
+        mode=request.mode,
+        audit_config=plan.audit_config,
+        overrides=plan.overrides,
+        seeds=plan.rules.loadgen.seeds.model_dump(),
+        round=plan.rules.name,
+        dataset=plan.dataset,
+        dataset_limit=plan.dataset_limit,
+        max_input_tokens=plan.benchmark.generation.max_input_tokens if plan.benchmark.generation else 0,
+        engine=plan.engine,
+        progress_label=label if request.progress else None,
+    )
+    worker_env = {**os.environ, **plan.setup.environment}
+    began = time.monotonic()
+    status: str = "completed"
+    exit_status: int | None = None
+    with tempfile.TemporaryDirectory(prefix="submitter-run-") as scratch:
+        spec_path, result_path = Path(scratch) / "spec.json", Path(scratch) / "result.json"
+        spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
+        command = [sys.executable, "-m", "harness.worker", str(spec_path), str(result_path)]
+        # The worker's stdout (engine logs) goes to stderr, so `--json` on stdout stays clean.
+        worker = subprocess.Popen(command, env=worker_env, stdout=2, start_new_session=True)
+        try:
+            with _terminate_as_interrupt():
+                exit_status = worker.wait()
+        except KeyboardInterrupt:
+            status = "interrupted"
+            _stop_worker(worker)
+            exit_status = worker.returncode
+        result = (
+            WorkerResult.model_validate_json(result_path.read_text(encoding="utf-8"))
+            if result_path.is_file()
+            else None
+        )
+    if status == "completed" and exit_status == REFUSED_BEFORE_START:
+        shutil.rmtree(run_dir)
+        raise SubmitterError(
+            result.error if result and result.error else "the run stopped before LoadGen started"
+        )
+    if status == "completed" and exit_status != 0:
+        status = "failed"
+
+    scenario = request.scenario
+    outcome = read_outcome(
+        run_dir, plan.benchmark.result_keys[scenario], plan.benchmark.units[scenario], plan.audit_config
+    )
+    problems = [] if status == "completed" else [f"the run {status} (worker exit status {exit_status})"]
+    if result and result.error:
+        problems.append(result.error)
+    problems += mode_problems(request.mode, outcome)
+    record = RunRecord(
+        status=status,  # type: ignore[arg-type]
+        valid=not problems,
+        problems=problems,
+        submittable=not plan.not_submittable,
+        not_submittable=plan.not_submittable,
+        system=request.system.id,
+        system_desc_id=request.system.system_desc_id,
+        round=plan.rules.name,
+        benchmark=request.benchmark,
+        scenario=request.scenario,
+        mode=request.mode,
+        command_line=list(request.command_line),
+        started_utc=started.isoformat(timespec="seconds"),
+        finished_utc=datetime.now(UTC).isoformat(timespec="seconds"),
+        wall_s=round(time.monotonic() - began, 3),
+        exit_status=exit_status,
+        error=result.error if result else None,
+        versions={**environment.versions(), **(result.engine_versions if result else {})},
+        git=environment.git_state(),
+        gpus=environment.gpus(),
+        engine=EngineRecord(
+            backend=plan.engine.backend,
+            model=plan.engine.model,
+            dummy_weights=plan.engine.dummy_weights,
+            tensor_parallel_size=plan.engine.tensor_parallel_size,
+            replicas=plan.engine.replicas,
+            args=plan.engine.args,
+            environment=plan.setup.environment,
+            sampling=plan.engine.generation.model_dump(),
+        ),
+        dataset={"path": str(plan.dataset), "samples": plan.dataset_size},
+        loadgen=LoadGenRecord(
+            model=plan.target.model,
+            scenario=plan.target.scenario,
+            user_conf=plan.user_conf,
+            overrides=plan.overrides,
+            audit_config=str(plan.audit_config) if plan.audit_config else None,
+            outcome=outcome,
+        ),
+        harness=result,
+    )
+    write_record(run_dir, record)
+    if status == "interrupted":
+        raise RunInterrupted(f"interrupted; what LoadGen wrote so far and run.json are in {run_dir}")
+    return FinishedRun(run_dir, record)

@@ -1,0 +1,95 @@
+"""The LoadGen glue: a query sample library over the prompts and a system under test over an engine.
+
+It knows LoadGen and the `Engine` protocol, nothing of any engine's library. LoadGen calls `issue` on
+its own thread; the engine is only handed the samples there, never waited for. Responses carry the
+generated token ids as int32 with `n_tokens`, in a buffer that stays alive until LoadGen has copied it.
+"""
+
+from __future__ import annotations
+
+import threading
+from array import array
+from collections.abc import Sequence
+from typing import Any
+
+import mlperf_loadgen as lg
+
+from harness.dataset import Prompts
+from harness.engines.base import Engine, Sample
+from harness.progress import RunStats
+
+
+class QuerySampleLibrary:
+    """LoadGen's view of the dataset: prompts are already in memory, so load and unload only track."""
+
+    def __init__(self, prompts: Prompts, performance_count: int) -> None:
+        self.prompts = prompts
+        self.performance_count = min(performance_count, len(prompts))
+        self.loaded: set[int] = set()
+
+    def load(self, indices: Sequence[int]) -> None:
+        self.loaded.update(indices)
+
+    def unload(self, indices: Sequence[int]) -> None:
+        self.loaded.difference_update(indices)
+
+    def construct(self) -> Any:
+        return lg.ConstructQSL(len(self.prompts), self.performance_count, self.load, self.unload)
+
+
+class LoadGenResponder:
+    """`CompletionEvents` that report to LoadGen.
+
+    In streaming scenarios LoadGen needs the first token before the completion; should an engine
+    complete a sample without having reported it, the first generated token is reported first.
+    """
+
+    def __init__(self, stats: RunStats, streaming: bool) -> None:
+        self._stats = stats
+        self._streaming = streaming
+        self._first_sent: set[int] = set()
+        self._lock = threading.Lock()
+        self.late_first_tokens = 0
+
+    def first_token(self, sample_id: int, token_ids: Sequence[int]) -> None:
+        with self._lock:
+            self._first_sent.add(sample_id)
+        self._stats.first_token(sample_id)
+        payload = array("i", token_ids)
+        address, count = payload.buffer_info()
+        # `payload` stays referenced until FirstTokenComplete returns, and LoadGen copies it before then.
+        lg.FirstTokenComplete([lg.QuerySampleResponse(sample_id, address, count * payload.itemsize, count)])
+
+    def complete(self, sample_id: int, token_ids: Sequence[int]) -> None:
+        if self._streaming and token_ids:
+            with self._lock:
+                missing_first = sample_id not in self._first_sent
+                self._first_sent.discard(sample_id)
+            if missing_first:
+                self.late_first_tokens += 1
+                self.first_token(sample_id, token_ids[:1])
+        payload = array("i", token_ids)
+        address, count = payload.buffer_info()
+        lg.QuerySamplesComplete([lg.QuerySampleResponse(sample_id, address, count * payload.itemsize, count)])
+        self._stats.completed_sample(sample_id, count)
+
+
+class SystemUnderTest:
+    def __init__(
+        self, engine: Engine, library: QuerySampleLibrary, responder: LoadGenResponder, stats: RunStats
+    ):
+        self._engine = engine
+        self._prompts = library.prompts.token_ids
+        self._responder = responder
+        self._stats = stats
+
+    def issue(self, query_samples: Sequence[Any]) -> None:
+        samples = [Sample(query.id, query.index, self._prompts[query.index]) for query in query_samples]
+        self._stats.issued_samples(sample.id for sample in samples)
+        self._engine.submit(samples, self._responder)
+
+    def flush(self) -> None:
+        self._engine.flush()
+
+    def construct(self) -> Any:
+        return lg.ConstructSUT(self.issue, self.flush)

@@ -1,0 +1,45 @@
+"""`submitter data`: stand-ins for data that cannot be downloaded (a shaped dataset, a weightless model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from harness.synthetic_data import synthesize_dataset, write_dummy_model
+from submitter.errors import UsageProblem
+from submitter.rounds.registry import load_round
+
+
+@click.group()
+def data() -> None:
+    """Synthetic datasets and dummy-weight models for runs without the real ones."""
+
+
+@data.command("synth")
+@click.option("--benchmark", default="llama3.1-8b", show_default=True)
+@click.option("--round", "round_name", default="v6.1", show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="JSON file to write.")
+@click.option(
+    "--samples", type=click.IntRange(min=1), help="Records (default: the benchmark's dataset size)."
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+def synth(benchmark: str, round_name: str, out: Path, samples: int | None, seed: int) -> None:
+    """A dataset in the benchmark's file format with the real prompt-length profile."""
+    rules = load_round(round_name).benchmark(benchmark)
+    if rules.generation is None:
+        raise UsageProblem(f"{benchmark} has no generation rules, so submitter cannot shape data for it")
+    count = samples or rules.dataset.size
+    synthesize_dataset(out, count, rules.generation, seed)
+    click.echo(f"wrote {count} synthetic {benchmark} records to {out}", err=True)
+
+
+@data.command("dummy-model")
+@click.option("--benchmark", default="llama3.1-8b", show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Directory to write.")
+def dummy_model(benchmark: str, out: Path) -> None:
+    """A model directory with the architecture's config.json and no weights (vLLM load_format=dummy)."""
+    write_dummy_model(out, benchmark)
+    click.echo(
+        f"wrote a dummy-weights {benchmark} model to {out}; its results are never submittable", err=True
+    )

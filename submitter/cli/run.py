@@ -1,0 +1,89 @@
+"""`submitter run`: one LoadGen run of one benchmark scenario in one mode, on a described system."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from harness.loadgen_settings import Mode, Smoke
+from harness.runner import RunRequest, execute, plan_run
+from submitter.cli.output import echo_json
+from submitter.errors import SubmitterError
+from submitter.rounds.models import Scenario
+from submitter.rules import Severity
+from submitter.systems.catalog import descriptor_path
+from submitter.systems.descriptor_rules import DESCRIPTOR_RULES
+from submitter.systems.validate import load_descriptor, validate_file
+
+RUN_SCENARIOS = (Scenario.OFFLINE, Scenario.SERVER, Scenario.INTERACTIVE)
+
+
+def _descriptor_errors(path: Path) -> list[str]:
+    descriptor_rules = {rule.id for rule in DESCRIPTOR_RULES}
+    return [
+        finding.render()
+        for finding in validate_file(path)
+        if finding.severity is Severity.ERROR and finding.rule in descriptor_rules
+    ]
+
+
+@click.command("run")
+@click.option("--system", "system_id", required=True, help="Descriptor id (or path to its .json).")
+@click.option("--benchmark", default="llama3.1-8b", show_default=True)
+@click.option("--scenario", required=True, type=click.Choice([s.value for s in RUN_SCENARIOS]))
+@click.option("--mode", required=True, type=click.Choice([m.value for m in Mode]))
+@click.option("--dataset", type=click.Path(path_type=Path), help="Dataset JSON (default: the descriptor's).")
+@click.option("--model", help="Checkpoint directory or hub name (default: the descriptor's model_path).")
+@click.option("--smoke", is_flag=True, help="A short trial run; its result is marked not submittable.")
+@click.option("--runs-dir", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print run.json on stdout.")
+def run(
+    system_id: str,
+    benchmark: str,
+    scenario: str,
+    mode: str,
+    dataset: Path | None,
+    model: str | None,
+    smoke: bool,
+    runs_dir: Path,
+    as_json: bool,
+) -> None:
+    """Run LoadGen against the system's engine; results go to
+    RUNS_DIR/<system>/<benchmark>/<scenario>/<mode>/<UTC time>/ with run.json written last."""
+    path = Path(system_id) if system_id.endswith(".json") else descriptor_path(system_id)
+    descriptor = load_descriptor(path)
+    errors = _descriptor_errors(path)
+    if errors:
+        raise SubmitterError(f"{path} has errors; fix them before running:\n" + "\n".join(errors))
+    request = RunRequest(
+        system=descriptor,
+        benchmark=benchmark,
+        scenario=Scenario(scenario),
+        mode=Mode(mode),
+        dataset=dataset,
+        model=model,
+        smoke=Smoke() if smoke else None,
+        runs_root=runs_dir,
+        progress=sys.stderr.isatty(),
+        command_line=("submitter", *sys.argv[1:]),
+    )
+    finished = execute(plan_run(request))
+    record = finished.record
+    if as_json:
+        echo_json(record.model_dump(mode="json"))
+    outcome = record.loadgen.outcome
+    metric = ""
+    if outcome and outcome.metric_value is not None:
+        metric = f", {outcome.metric_value:,.2f} {outcome.metric_unit} ({outcome.metric})"
+    verdict = "valid" if record.valid else "NOT valid"
+    click.echo(
+        f"{scenario} {mode}: {verdict}{metric} ({record.wall_s:.0f} s) -> {finished.run_dir}", err=True
+    )
+    for problem in record.problems:
+        click.echo(f"  {problem}", err=True)
+    if record.not_submittable:
+        click.echo(f"  not submittable: {'; '.join(record.not_submittable)}", err=True)
+    if not record.valid:
+        sys.exit(1)
