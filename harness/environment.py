@@ -44,9 +44,11 @@ def versions() -> dict[str, str]:
 
 def git_state() -> GitState:
     """The commit of the checkout the harness runs from, and whether it has uncommitted changes."""
-    import git
-
     source = Path(harness.__file__).resolve().parent
+    try:
+        import git
+    except ImportError as exc:  # GitPython missing, or no git executable on this host
+        return GitState(commit=None, dirty=None, note=f"git is not available here ({exc})")
     try:
         repository = git.Repo(source, search_parent_directories=True)
         return GitState(commit=repository.head.commit.hexsha, dirty=repository.is_dirty(untracked_files=True))

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from harness import environment, preflight
 from harness.dataset import load_prompts
+from harness.engines import GPU_BACKENDS
 from harness.engines.base import EngineSpec, Generation
 from harness.loadgen_settings import (
     LoadGenTarget,
@@ -112,11 +113,12 @@ def plan_run(request: RunRequest) -> RunPlan:
     preflight.check_user_conf(scenario_setup.user_conf, f"systems/{system.id}.json {request.scenario}")
     preflight.check_loadgen_version(rules)
     preflight.check_no_stray_audit_config(Path.cwd())
-    preflight.check_engine_installed(setup.backend)
-    preflight.check_gpus(setup.backend, setup.tensor_parallel_size * setup.replicas)
-    model, dummy = preflight.resolve_model(setup.backend, request.model or setup.model_path)
+    backend = setup.backend_for(request.scenario)
+    preflight.check_gpus(backend, setup.tensor_parallel_size * setup.replicas)
+    preflight.check_engine_installed(backend)
+    model, dummy = preflight.resolve_model(backend, request.model or setup.model_path)
     args = setup.engine_args_for(request.scenario)
-    if setup.backend == "openai":
+    if backend == "openai":
         preflight.check_endpoints(list(args.get("endpoints", [])))
 
     dataset_path = request.dataset or (Path(setup.dataset_path) if setup.dataset_path else None)
@@ -141,12 +143,10 @@ def plan_run(request: RunRequest) -> RunPlan:
     )
     target = loadgen_target(benchmark, request.scenario)
     engine = EngineSpec(
-        backend=setup.backend,
+        backend=backend,
         model=model,
         generation=generation,
-        args={"max_model_len": generation_rules.max_model_len, **args}
-        if setup.backend in {"vllm", "vllm-async"}
-        else args,
+        args={"max_model_len": generation_rules.max_model_len, **args} if backend in GPU_BACKENDS else args,
         tensor_parallel_size=setup.tensor_parallel_size,
         replicas=setup.replicas,
         streaming=target.streaming,
@@ -158,7 +158,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         not_submittable.append("a --smoke run (shortened; LoadGen settings overridden)")
     if dummy:
         not_submittable.append("dummy (random) weights")
-    if setup.backend == "synthetic":
+    if backend == "synthetic":
         not_submittable.append("the synthetic engine is a timing model, not an inference system")
     return RunPlan(
         request=request,
@@ -216,6 +216,15 @@ def _stop_worker(worker: subprocess.Popen[bytes]) -> None:
             continue
 
 
+def _remove_run_directory(run_dir: Path, runs_root: Path) -> None:
+    """Remove a run that never started, and the folders above it that only it filled."""
+    shutil.rmtree(run_dir)
+    for parent in run_dir.parents:
+        if parent == runs_root.parent or any(parent.iterdir()):
+            break
+        parent.rmdir()
+
+
 def execute(plan: RunPlan) -> FinishedRun:
     request = plan.request
     started = datetime.now(UTC)
@@ -262,7 +271,7 @@ def execute(plan: RunPlan) -> FinishedRun:
             else None
         )
     if status == "completed" and exit_status == REFUSED_BEFORE_START:
-        shutil.rmtree(run_dir)
+        _remove_run_directory(run_dir, request.runs_root)
         raise SubmitterError(
             result.error if result and result.error else "the run stopped before LoadGen started"
         )
@@ -276,6 +285,9 @@ def execute(plan: RunPlan) -> FinishedRun:
     problems = [] if status == "completed" else [f"the run {status} (worker exit status {exit_status})"]
     if result and result.error:
         problems.append(result.error)
+    if result and result.failed_samples:
+        failed, first = result.failed_samples, result.first_failure
+        problems.append(f"{failed} sample(s) failed in the engine; the first: {first}")
     problems += mode_problems(request.mode, outcome)
     record = RunRecord(
         status=status,  # type: ignore[arg-type]

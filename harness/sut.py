@@ -50,6 +50,8 @@ class LoadGenResponder:
         self._first_sent: set[int] = set()
         self._lock = threading.Lock()
         self.late_first_tokens = 0
+        self.failures = 0
+        self.first_failure: str | None = None
 
     def first_token(self, sample_id: int, token_ids: Sequence[int]) -> None:
         with self._lock:
@@ -72,6 +74,15 @@ class LoadGenResponder:
         address, count = payload.buffer_info()
         lg.QuerySamplesComplete([lg.QuerySampleResponse(sample_id, address, count * payload.itemsize, count)])
         self._stats.completed_sample(sample_id, count)
+
+    def fail(self, sample_id: int, reason: str) -> None:
+        """LoadGen waits for every sample, so a failed one is completed empty; LoadGen then logs an error."""
+        with self._lock:
+            self.failures += 1
+            self.first_failure = self.first_failure or reason
+            self._first_sent.discard(sample_id)
+        lg.QuerySamplesComplete([lg.QuerySampleResponse(sample_id, 0, 0, 0)])
+        self._stats.completed_sample(sample_id, 0)
 
 
 class SystemUnderTest:

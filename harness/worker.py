@@ -54,6 +54,8 @@ class WorkerResult(BaseModel):
     tokens: int = 0
     short_outputs: int = 0
     late_first_tokens: int = 0
+    failed_samples: int = 0
+    first_failure: str | None = None
 
 
 def run(spec: WorkerSpec, result: WorkerResult) -> None:
@@ -115,6 +117,7 @@ def run(spec: WorkerSpec, result: WorkerResult) -> None:
     result.samples_issued, result.samples_completed = stats.issued, stats.completed
     result.tokens, result.short_outputs = stats.tokens, stats.short_outputs
     result.late_first_tokens = responder.late_first_tokens
+    result.failed_samples, result.first_failure = responder.failures, responder.first_failure
 
 
 def main(argv: list[str]) -> int:

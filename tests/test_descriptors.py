@@ -175,3 +175,13 @@ def test_a_broken_user_descriptor_does_not_hide_the_others(tmp_path):
     assert "broken.json:2: is not valid JSON" in result.stderr
     assert "typed.json is not a valid descriptor: system_desc_id is 5" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_benchmark_descriptors_validate():
+    """bench/systems holds the descriptors the GPU benchmark scripts run; they must stay valid."""
+    from pathlib import Path
+
+    bench_systems = Path(__file__).resolve().parents[1] / "bench" / "systems"
+    for path in sorted(bench_systems.glob("*.json")):
+        errors = [f.render() for f in validate_file(path) if f.severity.value == "error"]
+        assert errors == [], errors

@@ -7,7 +7,8 @@
 | `openai`     | `openai`       | `/v1/completions` on one or many OpenAI-compatible servers    |
 | `synthetic`  | `synthetic`    | a deterministic timing model on the CPU                       |
 
-`replicas > 1` runs that many copies of the engine, one process each (`replicas` module).
+`replicas > 1` runs that many copies of the `vllm` or `synthetic` engine, one process each (`replicas`
+module); `vllm-async` uses vLLM's own data parallelism instead.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ GPU_BACKENDS = frozenset({"vllm", "vllm-async"})
 def create_engine(spec: EngineSpec) -> Engine:
     if spec.backend not in _MODULES:
         raise ValueError(f"unknown backend {spec.backend!r}; known: {', '.join(_MODULES)}")
-    if spec.replicas > 1 and spec.backend != "openai":
+    # vllm-async has vLLM's own data parallelism, and openai servers are scaled on their side.
+    if spec.replicas > 1 and spec.backend in {"vllm", "synthetic"}:
         from harness.engines.replicas import ReplicatedEngine
 
         return ReplicatedEngine(spec)

@@ -62,6 +62,10 @@ class CompletionEvents(Protocol):
 
     def complete(self, sample_id: int, token_ids: Sequence[int]) -> None: ...
 
+    def fail(self, sample_id: int, reason: str) -> None:
+        """The sample cannot be answered; LoadGen still needs a response, so the run is marked failed."""
+        ...
+
 
 class Engine(Protocol):
     """An inference engine as the harness sees it.

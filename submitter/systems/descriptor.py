@@ -32,6 +32,10 @@ UserConfValue = int | float
 class ScenarioSetup(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    backend: Backend | None = Field(
+        default=None,
+        description="this scenario's engine, if not the benchmark's (e.g. vllm-async for Server)",
+    )
     user_conf: dict[str, UserConfValue] = Field(
         default_factory=dict, description="LoadGen user.conf keys for this scenario, e.g. target_qps"
     )
@@ -52,6 +56,10 @@ class BenchmarkSetup(BaseModel):
     engine_args: dict[str, Any] = Field(default_factory=dict, description="engine keyword arguments")
     environment: dict[str, str] = Field(default_factory=dict, description="variables set for the engine")
     scenarios: dict[Scenario, ScenarioSetup]
+
+    def backend_for(self, scenario: Scenario) -> Backend:
+        setup = self.scenarios.get(scenario)
+        return setup.backend if setup and setup.backend else self.backend
 
     def engine_args_for(self, scenario: Scenario) -> dict[str, Any]:
         """The benchmark's engine arguments with the scenario's on top; a scenario's null removes one."""

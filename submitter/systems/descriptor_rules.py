@@ -188,7 +188,8 @@ def parallelism_fits(entry: DescriptorFile) -> Iterator[Problem]:
         return
     for name, setup in entry.descriptor.benchmarks.items():
         needed = setup.replicas * setup.tensor_parallel_size
-        if setup.backend != "synthetic" and needed > per_node * nodes:
+        on_accelerators = any(setup.backend_for(scenario) != "synthetic" for scenario in setup.scenarios)
+        if on_accelerators and needed > per_node * nodes:
             yield Problem(
                 field=f"benchmarks.{name}",
                 message=f"needs {setup.replicas} replica(s) x {setup.tensor_parallel_size} "

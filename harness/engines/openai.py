@@ -1,0 +1,159 @@
+"""Backend `openai`: `/v1/completions` with streaming on one or many OpenAI-compatible servers.
+
+Works with `vllm serve`, llm-d and KServe on this host or others. Prompts go out as token-id lists and
+the generated ids come back in each chunk (`return_token_ids`, vLLM 0.10.2 and later); text is never
+re-encoded into ids. Each request goes to the server with the fewest requests outstanding.
+
+Arguments (`engine_args`): `endpoints` (base URLs, required), `served_model_name` (default: the
+descriptor's model_path), `max_connections` per server (default 4096), `request_timeout_s`
+(default 600), `extra_body` (merged into every request).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.engines.base import CompletionEvents, EngineSpec, Sample
+
+
+class OpenAIArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    endpoints: list[str] = Field(min_length=1)
+    served_model_name: str | None = None
+    max_connections: int = Field(default=4096, gt=0)
+    request_timeout_s: float = Field(default=600.0, gt=0)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+
+class ServerError(Exception):
+    pass
+
+
+class _Endpoint:
+    def __init__(self, base_url: str) -> None:
+        self.url = base_url.rstrip("/") + "/v1/completions"
+        self.outstanding = 0
+
+
+class OpenAIEngine:
+    def __init__(self, spec: EngineSpec) -> None:
+        self._args = OpenAIArgs.model_validate(spec.args)
+        generation = spec.generation
+        self._body = {
+            "model": self._args.served_model_name or spec.model,
+            "max_tokens": generation.max_tokens,
+            "min_tokens": generation.min_tokens,
+            "temperature": generation.temperature,
+            "top_k": generation.top_k,
+            "top_p": generation.top_p,
+            "seed": generation.seed,
+            "ignore_eos": generation.ignore_eos,
+            "stream": True,
+            "return_token_ids": True,
+            **self._args.extra_body,
+        }
+        self._endpoints = [_Endpoint(url) for url in self._args.endpoints]
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="openai-loop", daemon=True)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._client: httpx.AsyncClient | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+        limit = self._args.max_connections * len(self._endpoints)
+
+        async def build() -> httpx.AsyncClient:
+            return httpx.AsyncClient(
+                limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
+                timeout=httpx.Timeout(self._args.request_timeout_s, connect=30.0),
+            )
+
+        self._client = asyncio.run_coroutine_threadsafe(build(), self._loop).result()
+
+    def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
+        self._loop.call_soon_threadsafe(self._launch, samples, events)
+
+    def flush(self) -> None:
+        """Requests go out as samples arrive; nothing is held back."""
+
+    def stop(self) -> None:
+        async def drain() -> None:
+            while self._tasks:
+                await asyncio.gather(*list(self._tasks), return_exceptions=True)
+            if self._client is not None:
+                await self._client.aclose()
+
+        asyncio.run_coroutine_threadsafe(drain(), self._loop).result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+
+    def versions(self) -> dict[str, str]:
+        return {"httpx": httpx.__version__}
+
+    def _launch(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
+        for sample in samples:
+            task = self._loop.create_task(self._request(sample, events))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _least_loaded(self) -> _Endpoint:
+        return min(self._endpoints, key=lambda endpoint: endpoint.outstanding)
+
+    async def _request(self, sample: Sample, events: CompletionEvents) -> None:
+        assert self._client is not None
+        endpoint = self._least_loaded()
+        endpoint.outstanding += 1
+        generated: list[int] = []
+        try:
+            body = {**self._body, "prompt": list(sample.prompt)}
+            async with self._client.stream("POST", endpoint.url, json=body) as response:
+                if response.status_code != 200:
+                    detail = (await response.aread()).decode(errors="replace")[:300]
+                    raise ServerError(f"HTTP {response.status_code} from {endpoint.url}: {detail}")
+                async for line in response.aiter_lines():
+                    new_tokens = _token_ids(line, endpoint.url)
+                    if new_tokens is None:
+                        break
+                    if new_tokens and not generated:
+                        events.first_token(sample.id, new_tokens[:1])
+                    generated.extend(new_tokens)
+        except (httpx.HTTPError, ServerError) as exc:
+            events.fail(sample.id, f"{type(exc).__name__}: {exc}")
+            return
+        finally:
+            endpoint.outstanding -= 1
+        events.complete(sample.id, generated)
+
+
+def _token_ids(line: str, url: str) -> list[int] | None:
+    """The new token ids in one server-sent-events line; [] for lines without any, None at the end."""
+    if not line.startswith("data:"):
+        return []
+    payload = line[len("data:") :].strip()
+    if payload == "[DONE]":
+        return None
+    try:
+        chunk = json.loads(payload)
+    except json.JSONDecodeError as exc:
+        raise ServerError(f"{url} sent a chunk that is not JSON: {payload[:100]!r}") from exc
+    if "error" in chunk:
+        raise ServerError(f"{url} reported an error: {chunk['error']}")
+    ids: list[int] = []
+    for choice in chunk.get("choices") or []:
+        if choice.get("token_ids") is None:
+            if choice.get("text") or choice.get("finish_reason") is None:
+                raise ServerError(
+                    f"{url} streams text without token ids; the harness needs return_token_ids (vLLM "
+                    "0.10.2 or later): re-encoding text would report tokens the model did not make"
+                )
+            continue
+        ids.extend(choice["token_ids"])
+    return ids

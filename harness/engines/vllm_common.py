@@ -1,0 +1,46 @@
+"""What the two in-process vLLM engines share: engine arguments and sampling parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from harness.engines.base import EngineSpec, Generation
+
+
+def engine_keyword_arguments(spec: EngineSpec, harness_args: Iterable[str] = ()) -> dict[str, Any]:
+    """vLLM engine arguments: the descriptor's, less the harness's own keys, plus model and parallelism."""
+    arguments = {key: value for key, value in spec.args.items() if key not in set(harness_args)}
+    arguments["model"] = spec.model
+    arguments["tensor_parallel_size"] = spec.tensor_parallel_size
+    if spec.quantization:
+        arguments["quantization"] = spec.quantization
+    if spec.dummy_weights:
+        # The real architecture with random weights; prompts are token ids, so no tokenizer is needed.
+        arguments.update(load_format="dummy", skip_tokenizer_init=True)
+    return arguments
+
+
+def sampling_params(generation: Generation, streaming: bool) -> Any:
+    from vllm import SamplingParams
+    from vllm.sampling_params import RequestOutputKind
+
+    return SamplingParams(
+        temperature=generation.temperature,
+        top_k=generation.top_k,
+        top_p=generation.top_p,
+        seed=generation.seed,
+        max_tokens=generation.max_tokens,
+        min_tokens=generation.min_tokens,
+        ignore_eos=generation.ignore_eos,
+        detokenize=False,
+        # Streaming needs each new token as it comes; Offline only the finished answer.
+        output_kind=RequestOutputKind.DELTA if streaming else RequestOutputKind.FINAL_ONLY,
+    )
+
+
+def vllm_versions() -> dict[str, str]:
+    import torch
+    import vllm
+
+    return {"vllm": vllm.__version__, "torch": torch.__version__, "cuda": str(torch.version.cuda)}

@@ -1,0 +1,87 @@
+"""Building blocks for harness tests: a fast synthetic system, a small dataset, short LoadGen runs."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.loadgen_settings import Mode, Smoke
+from harness.runner import FinishedRun, RunRequest, execute, plan_run
+from submitter.rounds.models import Scenario
+from submitter.rounds.registry import load_round
+from submitter.systems.catalog import descriptor_path
+from submitter.systems.descriptor import SystemDescriptor
+
+# Short but VALID runs: Server needs about 460 queries under the limits for early stopping.
+SHORT = Smoke(samples=64, min_duration_ms=1000, server_min_queries=512)
+
+
+def fast_descriptor(**benchmark_changes: Any) -> dict[str, Any]:
+    """demo_cpu with a synthetic engine fast enough for second-long runs of every scenario."""
+    data = json.loads(descriptor_path("demo_cpu").read_text(encoding="utf-8"))
+    data = copy.deepcopy(data)
+    data["id"] = "fast_cpu"
+    setup = data["benchmarks"]["llama3.1-8b"]
+    setup["engine_args"] = {
+        "tokens_per_second": 100000,
+        "max_num_seqs": 512,
+        "time_to_first_token_ms": 5,
+    }
+    setup["scenarios"] = {
+        "Offline": {"user_conf": {"target_qps": 1000}},
+        "Server": {"user_conf": {"target_qps": 200}},
+        "Interactive": {"user_conf": {"target_qps": 200}},
+    }
+    setup.update(benchmark_changes)
+    return data
+
+
+def write_dataset(path: Path, samples: int = 64) -> Path:
+    from harness.synthetic_data import synthesize_dataset
+
+    generation = load_round("v6.1").benchmark("llama3.1-8b").generation
+    assert generation is not None
+    synthesize_dataset(path, samples, generation, seed=7)
+    return path
+
+
+def short_run(
+    descriptor: dict[str, Any],
+    scenario: Scenario,
+    mode: Mode,
+    dataset: Path,
+    runs_root: Path,
+    smoke: Smoke = SHORT,
+) -> FinishedRun:
+    request = RunRequest(
+        system=SystemDescriptor.model_validate(descriptor),
+        benchmark="llama3.1-8b",
+        scenario=scenario,
+        mode=mode,
+        dataset=dataset,
+        smoke=smoke,
+        runs_root=runs_root,
+        command_line=("pytest",),
+    )
+    return execute(plan_run(request))
+
+
+def detail_records(run_dir: Path) -> dict[str, Any]:
+    """The detail log's first value of each key, parsed here independently of the harness."""
+    values: dict[str, Any] = {}
+    for line in (run_dir / "mlperf_log_detail.txt").read_text(encoding="utf-8").splitlines():
+        if line.startswith(":::MLLOG "):
+            record = json.loads(line[len(":::MLLOG ") :])
+            values.setdefault(record["key"], record["value"])
+    return values
+
+
+def accuracy_records(run_dir: Path) -> list[dict[str, Any]]:
+    return json.loads((run_dir / "mlperf_log_accuracy.json").read_text(encoding="utf-8"))
+
+
+def token_ids(hex_data: str) -> list[int]:
+    raw = bytes.fromhex(hex_data)
+    return [int.from_bytes(raw[i : i + 4], "little", signed=True) for i in range(0, len(raw), 4)]

@@ -1,0 +1,95 @@
+"""A small OpenAI-compatible completions server on loopback, streaming token ids like `vllm serve`.
+
+It answers `GET /v1/models` and `POST /v1/completions` with `stream: true`: server-sent events whose
+choices carry `token_ids` (vLLM's `return_token_ids`), a last chunk with `finish_reason`, then
+`data: [DONE]`. The answer to a prompt is deterministic (see `answer`), so tests can check what
+LoadGen recorded. Every request body is kept in `requests`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def answer(prompt: list[int], length: int) -> list[int]:
+    return [1000 + (sum(prompt) + position) % 50000 for position in range(length)]
+
+
+class CompletionsServer:
+    def __init__(self, token_delay_s: float = 0.0, with_token_ids: bool = True) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.token_delay_s = token_delay_s
+        self.with_token_ids = with_token_ids
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> CompletionsServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"  # one request per connection; the body ends when it closes
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                if self.path != "/v1/models":
+                    self.send_error(404)
+                    return
+                self._send_json({"object": "list", "data": [{"id": "test-model", "object": "model"}]})
+
+            def do_POST(self) -> None:
+                if self.path != "/v1/completions":
+                    self.send_error(404)
+                    return
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server._lock:
+                    server.requests.append(body)
+                tokens = answer(body["prompt"], body["max_tokens"])
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for position, token in enumerate(tokens):
+                    time.sleep(server.token_delay_s)
+                    last = position == len(tokens) - 1
+                    choice = {
+                        "index": 0,
+                        "text": f"t{token} ",
+                        "finish_reason": "length" if last else None,
+                        "token_ids": [token] if server.with_token_ids else None,
+                    }
+                    self._event({"id": "cmpl-test", "object": "text_completion", "choices": [choice]})
+                self.wfile.write(b"data: [DONE]\n\n")
+
+            def _event(self, payload: dict[str, Any]) -> None:
+                self.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+                self.wfile.flush()
+
+            def _send_json(self, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler

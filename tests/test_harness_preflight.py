@@ -1,0 +1,112 @@
+"""Bad input stops a run before it starts, with a clear message and nothing left on disk."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from harness_helpers import SHORT, fast_descriptor, write_dataset
+
+from harness.loadgen_settings import Mode
+from harness.runner import RunRequest, execute, plan_run
+from submitter.errors import SubmitterError, UsageProblem
+from submitter.rounds.models import Scenario
+from submitter.systems.descriptor import SystemDescriptor
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    return write_dataset(tmp_path / "dataset.json", samples=16)
+
+
+def request_for(descriptor: dict, tmp_path: Path, dataset: Path | None, **changes: object) -> RunRequest:
+    fields = {
+        "system": SystemDescriptor.model_validate(descriptor),
+        "benchmark": "llama3.1-8b",
+        "scenario": Scenario.OFFLINE,
+        "mode": Mode.PERFORMANCE,
+        "dataset": dataset,
+        "smoke": SHORT,
+        "runs_root": tmp_path / "runs",
+    }
+    fields.update(changes)
+    return RunRequest(**fields)  # type: ignore[arg-type]
+
+
+def test_missing_dataset_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageProblem, match=r"dataset .*nothing.json does not exist.*submitter data synth"):
+        plan_run(request_for(fast_descriptor(), tmp_path, tmp_path / "nothing.json"))
+    assert not (tmp_path / "runs").exists()
+
+
+def test_dataset_without_token_ids_names_the_record(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps([{"tok_input": [128000, 5]}, {"input": "text only"}]))
+    with pytest.raises(SubmitterError, match=r"record 1: tok_input must be a non-empty list of token ids"):
+        plan_run(request_for(fast_descriptor(), tmp_path, broken))
+
+
+def test_prompt_longer_than_the_benchmark_allows_is_refused(tmp_path: Path) -> None:
+    long = tmp_path / "long.json"
+    long.write_text(json.dumps([{"tok_input": list(range(2541))}]))
+    with pytest.raises(SubmitterError, match=r"2541 tokens, more than the benchmark's 2540"):
+        plan_run(request_for(fast_descriptor(), tmp_path, long))
+
+
+def test_user_conf_keys_a_submitter_may_not_set_are_refused(tmp_path: Path, dataset: Path) -> None:
+    descriptor = fast_descriptor()
+    descriptor["benchmarks"]["llama3.1-8b"]["scenarios"]["Offline"]["user_conf"]["ttft_latency"] = 5000
+    with pytest.raises(SubmitterError, match=r"user.conf keys ttft_latency may not be set"):
+        plan_run(request_for(descriptor, tmp_path, dataset))
+
+
+def test_a_leftover_audit_config_in_the_working_directory_is_refused(
+    tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "audit.config").write_text("*.*.mode = 2\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SubmitterError, match=r"audit.config exists: .*remove or rename"):
+        plan_run(request_for(fast_descriptor(), tmp_path, dataset))
+
+
+def test_loadgen_release_without_the_rounds_seeds_is_refused(tmp_path: Path, dataset: Path) -> None:
+    descriptor = fast_descriptor()
+    descriptor["round"] = "v5.1"
+    with pytest.raises(
+        SubmitterError, match=r"LoadGen 6.0.17 is installed, but round v5.1 needs a release from 5.1.0"
+    ):
+        plan_run(request_for(descriptor, tmp_path, dataset))
+
+
+def test_gpu_engine_without_a_gpu_is_refused(
+    tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi on this PATH
+    descriptor = fast_descriptor(backend="vllm", model_path=str(tmp_path))
+    with pytest.raises(SubmitterError, match=r"backend vllm needs 1 GPU\(s\) .* nvidia-smi reports 0"):
+        plan_run(request_for(descriptor, tmp_path, dataset))
+
+
+def test_unknown_scenario_lists_the_ones_set_up(tmp_path: Path, dataset: Path) -> None:
+    descriptor = fast_descriptor()
+    del descriptor["benchmarks"]["llama3.1-8b"]["scenarios"]["Interactive"]
+    with pytest.raises(UsageProblem, match=r"no Interactive scenario .* it has: Offline, Server"):
+        plan_run(request_for(descriptor, tmp_path, dataset, scenario=Scenario.INTERACTIVE))
+
+
+def test_seeds_loadgen_really_sets_are_checked_before_the_engine_starts(
+    tmp_path: Path, dataset: Path
+) -> None:
+    """The worker compares the seeds LoadGen loaded with the round's; on mismatch nothing stays behind."""
+    plan = plan_run(request_for(fast_descriptor(), tmp_path, dataset))
+    wrong_seeds = plan.rules.loadgen.seeds.model_copy(update={"qsl_rng_seed": 1})
+    wrong_rules = plan.rules.model_copy(
+        update={"loadgen": plan.rules.loadgen.model_copy(update={"seeds": wrong_seeds})}
+    )
+    with pytest.raises(
+        SubmitterError, match=r"the installed LoadGen sets seeds .* requires .*'qsl_rng_seed': 1"
+    ):
+        execute(dataclasses.replace(plan, rules=wrong_rules))
+    assert not (tmp_path / "runs").exists()
