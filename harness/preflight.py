@@ -13,6 +13,9 @@ import urllib.error
 import urllib.request
 from importlib import metadata
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
 
 from harness.engines import GPU_BACKENDS
 from harness.environment import gpus
@@ -119,6 +122,23 @@ def check_gpus(backend: str, needed: int) -> None:
             f"backend {backend} needs {needed} GPU(s) (tensor_parallel_size x replicas) but nvidia-smi "
             f"reports {found}; run on a GPU host, or use the synthetic or openai backend here"
         )
+
+
+def check_engine_args(backend: str, args: dict[str, Any], where: str) -> None:
+    """The harness's own engines declare their arguments; vLLM checks its own when it starts."""
+    if backend == "synthetic":
+        from harness.engines.synthetic import SyntheticArgs as model
+    elif backend == "openai":
+        from harness.engines.openai import OpenAIArgs as model
+    else:
+        return
+    try:
+        model.model_validate(args)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'engine_args'}: {e['msg']}" for e in exc.errors()
+        )
+        raise SubmitterError(f"{where}: engine_args for backend {backend} are wrong: {problems}") from None
 
 
 def check_endpoints(endpoints: list[str], timeout_s: float = 5.0) -> None:

@@ -118,6 +118,7 @@ def plan_run(request: RunRequest) -> RunPlan:
     preflight.check_engine_installed(backend)
     model, dummy = preflight.resolve_model(backend, request.model or setup.model_path)
     args = setup.engine_args_for(request.scenario)
+    preflight.check_engine_args(backend, args, f"systems/{system.id}.json {request.scenario}")
     if backend == "openai":
         preflight.check_endpoints(list(args.get("endpoints", [])))
 

@@ -110,3 +110,40 @@ def test_seeds_loadgen_really_sets_are_checked_before_the_engine_starts(
     ):
         execute(dataclasses.replace(plan, rules=wrong_rules))
     assert not (tmp_path / "runs").exists()
+
+
+def test_wrong_synthetic_engine_arguments_name_the_field(tmp_path: Path, dataset: Path) -> None:
+    descriptor = fast_descriptor(engine_args={"tokens_per_second": -5, "speed": 3})
+    with pytest.raises(
+        SubmitterError, match=r"engine_args for backend synthetic are wrong: tokens_per_second: .*; speed"
+    ):
+        plan_run(request_for(descriptor, tmp_path, dataset))
+
+
+def test_model_directory_without_weights_is_refused_unless_marked_dummy(tmp_path: Path) -> None:
+    from harness.preflight import resolve_model
+    from harness.synthetic_data import write_dummy_model
+
+    model = tmp_path / "model"
+    model.mkdir()
+    with pytest.raises(UsageProblem, match=r"has no config.json"):
+        resolve_model("vllm", str(model))
+    (model / "config.json").write_text("{}")
+    with pytest.raises(UsageProblem, match=r"has no weight files .*submitter data dummy-model"):
+        resolve_model("vllm", str(model))
+    (model / "model-00001-of-00002.safetensors").write_bytes(b"")
+    assert resolve_model("vllm", str(model)) == (str(model.resolve()), False)
+    dummy = write_dummy_model(tmp_path / "dummy", "llama3.1-8b")
+    assert resolve_model("vllm-async", str(dummy)) == (str(dummy.resolve()), True)
+
+
+def test_hub_model_must_be_in_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.preflight import resolve_model
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    with pytest.raises(UsageProblem, match=r"neither a local directory nor in the Hugging Face cache"):
+        resolve_model("vllm", "RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8")
+    (tmp_path / "models--RedHatAI--Meta-Llama-3.1-8B-Instruct-FP8" / "snapshots" / "abc").mkdir(parents=True)
+    assert resolve_model("vllm", "RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8")[1] is False
+    # Engines that load no model in-process take the name as given.
+    assert resolve_model("openai", "served-name") == ("served-name", False)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.engines.base import CompletionEvents, EngineSpec, Sample
-from harness.engines.vllm_common import engine_keyword_arguments, sampling_params, vllm_versions
+from harness.engines.vllm_common import engine_keyword_arguments, sampling_params, token_prompt, vllm_versions
 
 
 class VllmAsyncEngine:
@@ -52,9 +52,13 @@ class VllmAsyncEngine:
             while self._tasks:
                 await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
+        async def shut_down() -> None:
+            # On the loop's own thread, so the engine's output task is cancelled before the engine dies.
+            if self._engine is not None:
+                self._engine.shutdown()
+
         asyncio.run_coroutine_threadsafe(drain(), self._loop).result()
-        if self._engine is not None:
-            self._engine.shutdown()
+        asyncio.run_coroutine_threadsafe(shut_down(), self._loop).result()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
 
@@ -68,11 +72,9 @@ class VllmAsyncEngine:
             task.add_done_callback(self._tasks.discard)
 
     async def _generate(self, sample: Sample, events: CompletionEvents) -> None:
-        from vllm.inputs import TokensPrompt
-
         generated: list[int] = []
         try:
-            prompt = TokensPrompt(prompt_token_ids=list(sample.prompt))
+            prompt = token_prompt(sample.prompt)
             async for output in self._engine.generate(prompt, self._params, str(sample.id)):
                 new_tokens = output.outputs[0].token_ids
                 if new_tokens and not generated:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from harness.engines.base import EngineSpec, Generation
@@ -37,6 +37,17 @@ def sampling_params(generation: Generation, streaming: bool) -> Any:
         # Streaming needs each new token as it comes; Offline only the finished answer.
         output_kind=RequestOutputKind.DELTA if streaming else RequestOutputKind.FINAL_ONLY,
     )
+
+
+def token_prompt(token_ids: Sequence[int]) -> Any:
+    """A prompt given as token ids, in the form the engine takes without re-parsing it."""
+    try:
+        from vllm.inputs import tokens_input  # vLLM 0.2x: the pre-rendered form
+    except ImportError:
+        from vllm.inputs import TokensPrompt
+
+        return TokensPrompt(prompt_token_ids=list(token_ids))
+    return tokens_input(list(token_ids))
 
 
 def vllm_versions() -> dict[str, str]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.engines.base import CompletionEvents, EngineSpec, Sample
-from harness.engines.vllm_common import engine_keyword_arguments, sampling_params, vllm_versions
+from harness.engines.vllm_common import engine_keyword_arguments, sampling_params, token_prompt, vllm_versions
 
 HARNESS_ARGS = ("sort_by_input_length",)
 
@@ -54,14 +54,12 @@ class VllmOfflineEngine:
         return vllm_versions()
 
     def _add(self, samples: Sequence[Sample], events: CompletionEvents, waiting: dict[str, Any]) -> None:
-        from vllm.inputs import TokensPrompt
-
         ordered = sorted(samples, key=lambda s: len(s.prompt), reverse=True) if self._sort else samples
         engine = self._llm.llm_engine
         for sample in ordered:
             request_id = str(sample.id)
             waiting[request_id] = (sample.id, events)
-            engine.add_request(request_id, TokensPrompt(prompt_token_ids=list(sample.prompt)), self._params)
+            engine.add_request(request_id, token_prompt(sample.prompt), self._params)
 
     def _drive(self) -> None:
         engine = self._llm.llm_engine
