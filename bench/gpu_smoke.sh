@@ -21,8 +21,10 @@ run() {
 run --system gpu_dummy --scenario Offline --mode performance
 run --system gpu_dummy --scenario Server --mode performance
 run --system gpu_dummy --scenario Interactive --mode performance
+run --system gpu_dummy --scenario Offline --mode TEST06
 run --system gpu_dummy --scenario Server --mode TEST06
 run --system gpu_dummy --scenario Offline --mode accuracy
+run --system gpu_dummy --scenario Server --mode accuracy
 
 # The openai engine against a real `vllm serve` of the same dummy model.
 python3 - <<'PY'
@@ -43,4 +45,5 @@ server=$!
 for _ in $(seq 1 120); do curl -sf http://127.0.0.1:8000/v1/models > /dev/null && break; sleep 2; done
 run --system gpu_dummy_openai --scenario Server --mode performance
 kill $server
+python3 bench/summarize_runs.py "$RESULTS/runs"
 echo "== gpu smoke done"

@@ -1,0 +1,56 @@
+"""A markdown table of the runs under a folder, from their run.json files.
+
+    python bench/summarize_runs.py RUNS_DIR
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def row(record: dict) -> str:
+    outcome = record["loadgen"]["outcome"] or {}
+    figures = outcome.get("figures", {})
+    harness = record.get("harness") or {}
+
+    def ms(key: str) -> str:
+        return f"{figures[key] / 1e6:.1f}" if key in figures else ""
+
+    metric = outcome.get("metric_value")
+    cells = [
+        record["system"],
+        record["scenario"],
+        record["mode"],
+        record["engine"]["backend"],
+        "yes" if record["valid"] else "NO: " + "; ".join(record["problems"])[:80],
+        outcome.get("validity") or "",
+        f"{metric:,.1f}" if metric is not None else "",
+        ms("p99_ttft_ns"),
+        ms("p99_tpot_ns"),
+        str(harness.get("samples_completed", "")),
+        str(harness.get("engine_start_s", "")),
+        str(harness.get("loadgen_test_s", "")),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def main(folder: str) -> None:
+    records = [json.loads(path.read_text()) for path in sorted(Path(folder).rglob("run.json"))]
+    print(
+        "| system | scenario | mode | backend | valid | LoadGen | tokens/s | p99 TTFT ms | p99 TPOT ms "
+        "| samples | engine start s | LoadGen test s |"
+    )
+    print("|" + "---|" * 12)
+    for record in sorted(records, key=lambda r: r["started_utc"]):
+        print(row(record))
+    if records:
+        first = records[0]
+        gpus = ", ".join(gpu["name"] for gpu in first["gpus"]) or "no GPU"
+        versions = ", ".join(f"{k} {v}" for k, v in sorted(first["versions"].items()))
+        print(f"\n{gpus}; {versions}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
