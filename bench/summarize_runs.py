@@ -1,6 +1,6 @@
 """A markdown table of the runs under a folder, from their run.json files.
 
-    python bench/summarize_runs.py RUNS_DIR
+python bench/summarize_runs.py RUNS_DIR
 """
 
 from __future__ import annotations

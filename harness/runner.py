@@ -130,6 +130,11 @@ def plan_run(request: RunRequest) -> RunPlan:
         )
     limit = request.smoke.samples if request.smoke else None
     prompts = load_prompts(dataset_path, limit=limit, max_input_tokens=generation_rules.max_input_tokens)
+    if not request.smoke and len(prompts) != benchmark.dataset.size:
+        raise SubmitterError(
+            f"dataset {dataset_path} has {len(prompts)} records; {request.benchmark} runs on "
+            f"{benchmark.dataset.size} ({benchmark.dataset.name}); use --smoke for a trial on fewer"
+        )
 
     generation = Generation(
         max_tokens=generation_rules.max_output_tokens,

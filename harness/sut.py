@@ -22,9 +22,8 @@ from harness.progress import RunStats
 class QuerySampleLibrary:
     """LoadGen's view of the dataset: prompts are already in memory, so load and unload only track."""
 
-    def __init__(self, prompts: Prompts, performance_count: int) -> None:
+    def __init__(self, prompts: Prompts) -> None:
         self.prompts = prompts
-        self.performance_count = min(performance_count, len(prompts))
         self.loaded: set[int] = set()
 
     def load(self, indices: Sequence[int]) -> None:
@@ -34,7 +33,8 @@ class QuerySampleLibrary:
         self.loaded.difference_update(indices)
 
     def construct(self) -> Any:
-        return lg.ConstructQSL(len(self.prompts), self.performance_count, self.load, self.unload)
+        # Every prompt fits in memory, so all are "performance" samples; mlperf.conf sets how many are used.
+        return lg.ConstructQSL(len(self.prompts), len(self.prompts), self.load, self.unload)
 
 
 class LoadGenResponder:
@@ -67,9 +67,11 @@ class LoadGenResponder:
             with self._lock:
                 missing_first = sample_id not in self._first_sent
                 self._first_sent.discard(sample_id)
+                self.late_first_tokens += missing_first
             if missing_first:
-                self.late_first_tokens += 1
                 self.first_token(sample_id, token_ids[:1])
+                with self._lock:
+                    self._first_sent.discard(sample_id)
         payload = array("i", token_ids)
         address, count = payload.buffer_info()
         lg.QuerySamplesComplete([lg.QuerySampleResponse(sample_id, address, count * payload.itemsize, count)])

@@ -8,8 +8,10 @@ runs the test and writes a small result file. Exit status 3 means it stopped bef
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+import traceback
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -88,7 +90,7 @@ def run(spec: WorkerSpec, result: WorkerResult) -> None:
     result.engine_versions = engine.versions()
 
     stats = RunStats()
-    library = QuerySampleLibrary(prompts, performance_count=len(prompts))
+    library = QuerySampleLibrary(prompts)
     responder = LoadGenResponder(stats, streaming=spec.engine.streaming)
     sut_handle = SystemUnderTest(engine, library, responder, stats).construct()
     qsl_handle = library.construct()
@@ -130,12 +132,10 @@ def main(argv: list[str]) -> int:
     except SubmitterError as exc:
         result.error = str(exc)
         status = 1 if result.started_loadgen else REFUSED_BEFORE_START
-    except Exception as exc:
+    except Exception as exc:  # an engine that fails to start or crashes: reported, never a bare traceback
         result.error = f"{type(exc).__name__}: {exc}"
         status = 1 if result.started_loadgen else REFUSED_BEFORE_START
-        if not result.started_loadgen:
-            import traceback
-
+        if os.environ.get("SUBMITTER_DEBUG"):
             traceback.print_exc()
     write_text_atomic(result_path, result.model_dump_json(indent=2))
     return status

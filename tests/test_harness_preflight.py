@@ -147,3 +147,8 @@ def test_hub_model_must_be_in_the_cache(tmp_path: Path, monkeypatch: pytest.Monk
     assert resolve_model("vllm", "RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8")[1] is False
     # Engines that load no model in-process take the name as given.
     assert resolve_model("openai", "served-name") == ("served-name", False)
+
+
+def test_a_full_run_needs_the_whole_dataset(tmp_path: Path, dataset: Path) -> None:
+    with pytest.raises(SubmitterError, match=r"has 16 records; llama3.1-8b runs on 13368 .*use --smoke"):
+        plan_run(request_for(fast_descriptor(), tmp_path, dataset, smoke=None))
