@@ -76,6 +76,8 @@ class RunRecord(BaseModel):
     dataset: dict[str, Any]
     loadgen: LoadGenRecord
     harness: WorkerResult | None
+    test06: dict[str, Any] | None = Field(default=None, description="TEST06 verification of this run")
+    accuracy: dict[str, Any] | None = Field(default=None, description="accuracy.txt's numbers and verdicts")
 
 
 def write_record(run_dir: Path, record: RunRecord) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from compliance.TEST06.verify import verify_run
 from harness import environment, preflight
 from harness.dataset import load_prompts
 from harness.engines import GPU_BACKENDS
@@ -38,6 +39,7 @@ from harness.outcome import mode_problems, read_outcome
 from harness.record import EngineRecord, LoadGenRecord, RunRecord, write_record
 from harness.worker import REFUSED_BEFORE_START, WorkerResult, WorkerSpec
 from submitter.errors import SubmitterError, UsageProblem
+from submitter.evaluation.accuracy import write_accuracy
 from submitter.rounds.models import BenchmarkRules, RoundRules, Scenario
 from submitter.rounds.registry import load_round
 from submitter.systems.descriptor import BenchmarkSetup, SystemDescriptor
@@ -222,6 +224,30 @@ def _stop_worker(worker: subprocess.Popen[bytes]) -> None:
             continue
 
 
+def evaluate_run(plan: RunPlan, run_dir: Path) -> tuple[dict | None, dict | None, list[str]]:
+    """TEST06 verification of an audit run; accuracy of an accuracy run when the model has a tokenizer."""
+    mode = plan.request.mode
+    eos = plan.engine.generation.eos_token_id
+    if mode is Mode.TEST06:
+        verdict = verify_run(run_dir, streaming=plan.target.streaming, eos_token_id=eos)
+        summary = {"passed": verdict.passed, "samples": verdict.samples, "failures": verdict.failures()}
+        return summary, None, [f"TEST06 verification failed: {line}" for line in verdict.failures()]
+    if mode is Mode.ACCURACY:
+        tokenizer_dir = Path(plan.engine.model)
+        if not (tokenizer_dir / "tokenizer.json").is_file():
+            note = (
+                f"not evaluated: {plan.engine.model} has no tokenizer.json; "
+                f"run `submitter accuracy {run_dir} --model DIR`"
+            )
+            return None, {"evaluated": False, "note": note}, []
+        report = write_accuracy(run_dir, plan.dataset, tokenizer_dir, plan.benchmark)
+        failed = [
+            f"accuracy {v.metric} {v.value:g} is not {v.bound}" for v in report.verdicts if not v.passed
+        ]
+        return None, {"evaluated": True, **report.model_dump()}, failed
+    return None, None, []
+
+
 def _remove_run_directory(run_dir: Path, runs_root: Path) -> None:
     """Remove a run that never started, and the folders above it that only it filled."""
     shutil.rmtree(run_dir)
@@ -295,6 +321,10 @@ def execute(plan: RunPlan) -> FinishedRun:
         failed, first = result.failed_samples, result.first_failure
         problems.append(f"{failed} sample(s) failed in the engine; the first: {first}")
     problems += mode_problems(request.mode, outcome)
+    test06, accuracy = None, None
+    if status == "completed" and outcome is not None and not problems:
+        test06, accuracy, evaluation_problems = evaluate_run(plan, run_dir)
+        problems += evaluation_problems
     record = RunRecord(
         status=status,  # type: ignore[arg-type]
         valid=not problems,
@@ -336,6 +366,8 @@ def execute(plan: RunPlan) -> FinishedRun:
             outcome=outcome,
         ),
         harness=result,
+        test06=test06,
+        accuracy=accuracy,
     )
     write_record(run_dir, record)
     if status == "interrupted":

@@ -1,0 +1,1 @@
+"""TEST06: the audit config (audit.config) and the verification of an audit run's accuracy log (verify)."""

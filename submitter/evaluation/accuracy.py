@@ -1,0 +1,131 @@
+"""The accuracy of a run: every logged answer decoded, scored against the dataset's reference summaries.
+
+Numbers are formed exactly as the reference evaluator forms them (each ROUGE mean x 100 rounded to four
+places, as a string; gen_len the characters of the post-processed answers; gen_num the samples), and
+accuracy.txt prints them in the line the checker parses, with gen_len as a plain integer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from submitter.check.accuracy_txt import parse_accuracy_txt
+from submitter.errors import SubmitterError
+from submitter.evaluation.accuracy_log import first_per_sample, read_accuracy_log
+from submitter.evaluation.detokenize import Detokenizer, load_detokenizer
+from submitter.evaluation.rouge import ROUGE_TYPES, score_samples
+from submitter.fileio import write_text_atomic
+from submitter.rounds.models import AccuracyRules, BenchmarkRules
+
+
+class AccuracyResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    rouge1: str
+    rouge2: str
+    # The reference's key names, so that the printed line is the reference's.
+    rougeL: str
+    rougeLsum: str
+    gen_len: int
+    gen_num: int
+
+    def printed(self) -> str:
+        """The reference's dict line: ROUGE values quoted, gen_len and gen_num plain integers."""
+        return repr(self.model_dump())
+
+
+class MetricVerdict(BaseModel):
+    metric: str
+    value: float
+    bound: str
+    passed: bool
+
+
+def reference_summaries(dataset: Path) -> list[str]:
+    try:
+        records = json.loads(dataset.read_text(encoding="utf-8"))
+        return [str(record["output"]) for record in records]
+    except FileNotFoundError:
+        raise SubmitterError(
+            f"dataset {dataset} does not exist; pass --dataset with the run's dataset"
+        ) from None
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise SubmitterError(
+            f"dataset {dataset} has no reference summaries (`output`) to score against: {exc}"
+        ) from None
+
+
+def evaluate(
+    accuracy_log: Path, dataset: Path, detokenize: Detokenizer, workers: int | None = None
+) -> AccuracyResult:
+    responses = first_per_sample(read_accuracy_log(accuracy_log))
+    if not responses:
+        raise SubmitterError(f"{accuracy_log} holds no responses; repeat the accuracy run")
+    references = reference_summaries(dataset)
+    outside = [r.qsl_idx for r in responses if not 0 <= r.qsl_idx < len(references)]
+    if outside:
+        raise SubmitterError(
+            f"{accuracy_log} answers samples {outside[:5]} that {dataset} ({len(references)} records) "
+            "does not have; evaluate with the dataset the run used"
+        )
+    predictions = detokenize([response.token_ids for response in responses])
+    scores = score_samples(predictions, [references[r.qsl_idx] for r in responses], workers)
+    means = {name: f"{round(np.mean(scores.fmeasures[name]) * 100, 4)}" for name in ROUGE_TYPES}
+    return AccuracyResult(**means, gen_len=sum(scores.prediction_lengths), gen_num=len(responses))
+
+
+def accuracy_txt(result: AccuracyResult) -> str:
+    return f"\nResults\n\n{result.printed()}\n"
+
+
+def judge(result: AccuracyResult, rules: AccuracyRules) -> list[MetricVerdict]:
+    """Each target and upper limit, read back from the printed line the way the checker reads it."""
+    values = parse_accuracy_txt(accuracy_txt(result), "accuracy.txt").values
+    verdicts = []
+    for bound in rules.targets:
+        value = values[bound.metric].number or 0.0
+        verdicts.append(
+            MetricVerdict(
+                metric=bound.metric,
+                value=value,
+                bound=f">= {bound.threshold:g}",
+                passed=value >= bound.threshold,
+            )
+        )
+    for bound in rules.upper_limits:
+        value = values[bound.metric].number or 0.0
+        verdicts.append(
+            MetricVerdict(
+                metric=bound.metric,
+                value=value,
+                bound=f"<= {bound.threshold:g}",
+                passed=value <= bound.threshold,
+            )
+        )
+    return verdicts
+
+
+class AccuracyReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    result: AccuracyResult
+    verdicts: list[MetricVerdict]
+
+    @property
+    def passed(self) -> bool:
+        return all(verdict.passed for verdict in self.verdicts)
+
+
+def write_accuracy(
+    run_dir: Path, dataset: Path, tokenizer_dir: Path, benchmark: BenchmarkRules, workers: int | None = None
+) -> AccuracyReport:
+    """Evaluate a run's accuracy log; accuracy.txt (the checker's input) and accuracy.json go beside it."""
+    result = evaluate(run_dir / "mlperf_log_accuracy.json", dataset, load_detokenizer(tokenizer_dir), workers)
+    report = AccuracyReport(result=result, verdicts=judge(result, benchmark.accuracy))
+    write_text_atomic(run_dir / "accuracy.txt", accuracy_txt(result))
+    write_text_atomic(run_dir / "accuracy.json", report.model_dump_json(indent=2) + "\n")
+    return report
