@@ -88,3 +88,30 @@ def test_a_killed_run_is_recorded_as_interrupted_never_as_complete(tmp_path: Pat
     assert "interrupted" in stderr and "Traceback" not in stderr
     record = json.loads((detail_logs[0].parent / "run.json").read_text())
     assert record["status"] == "interrupted" and record["valid"] is False
+
+
+def test_accuracy_command_scores_a_real_accuracy_run(tmp_path: Path) -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    model = tmp_path / "model"
+    model.mkdir()
+    tokenizer = Tokenizer(models.WordLevel({f"w{i}": i for i in range(128256)}, unk_token="w0"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tokenizer.save(str(model / "tokenizer.json"))
+    env = systems_dir(tmp_path, fast_descriptor())
+    assert run_cli("data", "synth", "--out", "data.json", "--samples", "40", cwd=tmp_path).returncode == 0
+    ran = run_cli(
+        "run", "--system", "fast_cpu", "--scenario", "Offline", "--mode", "accuracy",
+        "--dataset", "data.json", "--smoke", "--json", cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    # The synthetic engine has no tokenizer, so the run says how to evaluate it.
+    assert "submitter accuracy" in json.loads(ran.stdout)["accuracy"]["note"]
+    run_dir = next((tmp_path / "runs").rglob("run.json")).parent
+    result = run_cli("accuracy", str(run_dir), "--model", "model", "--json", cwd=tmp_path)
+    # Random ids decoded as "w123 w456 ..." share nothing with the English references: accuracy fails.
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert report["result"]["gen_num"] == 40 and report["result"]["rouge1"] == "0.0"
+    assert "accuracy FAILS" in result.stderr
+    assert "'gen_len': " in (run_dir / "accuracy.txt").read_text()

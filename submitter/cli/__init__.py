@@ -8,6 +8,7 @@ import sys
 import click
 
 from submitter import __version__
+from submitter.cli.accuracy import accuracy
 from submitter.cli.check import check
 from submitter.cli.data import data
 from submitter.cli.rounds import rounds
@@ -23,6 +24,7 @@ def cli() -> None:
     """From GPU runs to an accepted MLPerf Inference submission."""
 
 
+cli.add_command(accuracy)
 cli.add_command(check)
 cli.add_command(data)
 cli.add_command(list_rules)
