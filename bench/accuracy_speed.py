@@ -22,7 +22,11 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 from submitter.evaluation.accuracy import evaluate
 from submitter.evaluation.detokenize import load_detokenizer
 
-WORDS = ["the", "police", "said", "a", "man", "was", "arrested", "after", "the", "crash", "on", "the", "highway", ".", "officials", "expect", "the", "new", "law", "to", "pass", "next", "week", ",", "and", "the", "company", "reported", "higher", "profits", ".", "the", "team", "won", "its", "third", "match", "in", "a", "row", "!"]
+TEXT = (
+    "the police said a man was arrested after the crash on the highway . officials expect the new law to "
+    "pass next week , and the company reported higher profits . the team won its third match in a row !"
+)
+WORDS = TEXT.split(" ")
 
 
 def build(folder: Path, samples: int) -> tuple[Path, Path, Path]:
