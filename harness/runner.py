@@ -240,7 +240,9 @@ def evaluate_run(plan: RunPlan, run_dir: Path) -> tuple[dict | None, dict | None
                 f"run `submitter accuracy {run_dir} --model DIR`"
             )
             return None, {"evaluated": False, "note": note}, []
-        report = write_accuracy(run_dir, plan.dataset, tokenizer_dir, plan.benchmark)
+        report = write_accuracy(
+            run_dir, plan.dataset, tokenizer_dir, plan.benchmark, trial=plan.request.smoke is not None
+        )
         failed = [
             f"accuracy {v.metric} {v.value:g} is not {v.bound}" for v in report.verdicts if not v.passed
         ]

@@ -26,38 +26,14 @@ PROMPT_TEMPLATE = (
 # Spread of log(prompt length); CNN/DailyMail prompts run from about a hundred to a few thousand tokens.
 _LOG_SIGMA = 0.5
 _MIN_PROMPT_TOKENS = 64
-_WORDS = [
-    "the",
-    "of",
-    "council",
-    "said",
-    "police",
-    "report",
-    "city",
-    "new",
-    "year",
-    "people",
-    "government",
-    "minister",
-    "school",
-    "team",
-    "club",
-    "match",
-    "win",
-    "season",
-    "court",
-    "family",
-    "hospital",
-    "study",
-    "market",
-    "company",
-    "rain",
-    "weather",
-    "storm",
-    "fire",
-    "river",
-    "road",
-]
+# The demo's summaries are news-like sentences over this vocabulary.
+_NEWS_TEXT = (
+    "the council said police report city new year people government minister school team club match "
+    "season court family hospital study market company rain weather storm fire river road officials "
+    "announced thousands homes closed friday residents asked experts warned prices rose election "
+    "president leaders agreed plan million workers union strike airport flights delayed health service"
+)
+_WORDS = _NEWS_TEXT.split(" ")
 
 
 def prompt_lengths(count: int, generation: GenerationRules, draw: random.Random) -> list[int]:
@@ -70,26 +46,45 @@ def prompt_lengths(count: int, generation: GenerationRules, draw: random.Random)
     return lengths
 
 
+def summary_words(draw: random.Random) -> list[str]:
+    """Four sentences of news words, about 600 characters: the length of a CNN/DailyMail highlight."""
+    words: list[str] = []
+    for _ in range(4):
+        sentence = [draw.choice(_WORDS) for _ in range(draw.randrange(17, 27))]
+        words += [sentence[0].capitalize(), *sentence[1:], "."]
+    return words
+
+
+def summary_text(words: list[str]) -> str:
+    return " ".join(words).replace(" .", ".")
+
+
+def news_summary(draw: random.Random) -> str:
+    return summary_text(summary_words(draw))
+
+
 def synthesize_records(count: int, generation: GenerationRules, seed: int) -> list[dict[str, object]]:
     draw = random.Random(seed)
     records = []
     for number, length in enumerate(prompt_lengths(count, generation, draw)):
         body = [draw.randrange(1000, 120000) for _ in range(length - 1)]
-        summary = " ".join(draw.choice(_WORDS) for _ in range(draw.randrange(40, 90)))
         records.append(
             {
                 "instruction": {"llama": PROMPT_TEMPLATE},
                 "input": f"synthetic article {number}",
                 "tok_input": [generation.bos_token_id, *body],
-                "output": summary.capitalize() + ".",
+                "output": news_summary(draw),
             }
         )
     return records
 
 
-def synthesize_dataset(path: Path, count: int, generation: GenerationRules, seed: int = 0) -> None:
+def synthesize_dataset(
+    path: Path, count: int, generation: GenerationRules, seed: int = 0
+) -> list[dict[str, object]]:
     records = synthesize_records(count, generation, seed)
     write_text_atomic(path, json.dumps(records, separators=(",", ":")))
+    return records
 
 
 def write_dummy_model(directory: Path, benchmark: str) -> Path:
@@ -100,4 +95,29 @@ def write_dummy_model(directory: Path, benchmark: str) -> Path:
     write_text_atomic(directory / "config.json", config.read_text(encoding="utf-8"))
     marker = {"benchmark": benchmark, "note": "no weights: vLLM builds this architecture with random weights"}
     write_text_atomic(directory / DUMMY_MARKER, json.dumps(marker, indent=2) + "\n")
+    return directory
+
+
+DEMO_ANSWERS = "answers.json"
+_DEMO_VOCABULARY = ["[UNK]", ".", *_WORDS, *(word.capitalize() for word in _WORDS)]
+
+
+def write_demo_model(directory: Path, references: list[str], max_tokens: int, seed: int = 1) -> Path:
+    """A word-level tokenizer for the demo's summaries, and the synthetic model's answers to each sample:
+    the reference with about one word in ten changed, so that evaluation gives passing, imperfect ROUGE."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocabulary = {token: number for number, token in enumerate(dict.fromkeys(_DEMO_VOCABULARY))}
+    tokenizer = Tokenizer(models.WordLevel(vocabulary, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    directory.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(str(directory / "tokenizer.json"))
+    write_text_atomic(directory / "tokenizer_config.json", json.dumps({"clean_up_tokenization_spaces": True}))
+    draw = random.Random(seed)
+    answers = []
+    for reference in references:
+        words = reference.replace(".", " .").split()
+        changed = [draw.choice(_WORDS) if word != "." and draw.random() < 0.1 else word for word in words]
+        answers.append([vocabulary.get(word, 0) for word in changed][:max_tokens])
+    write_text_atomic(directory / DEMO_ANSWERS, json.dumps(answers, separators=(",", ":")))
     return directory

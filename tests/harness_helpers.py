@@ -24,6 +24,8 @@ def fast_descriptor(**benchmark_changes: Any) -> dict[str, Any]:
     data = copy.deepcopy(data)
     data["id"] = "fast_cpu"
     setup = data["benchmarks"]["llama3.1-8b"]
+    setup["model_path"] = "synthetic"
+    setup.pop("dataset_path", None)
     setup["engine_args"] = {
         "tokens_per_second": 100000,
         "max_num_seqs": 512,

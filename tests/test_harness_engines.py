@@ -128,3 +128,28 @@ def test_synthetic_answers_depend_only_on_the_sample() -> None:
     assert answer_tokens(5, 128) == answer_tokens(5, 128)
     assert answer_tokens(5, 128) != answer_tokens(6, 128)
     assert all(1000 <= token < 128000 for token in answer_tokens(5, 128))
+
+
+def test_the_demo_model_answers_with_text_that_passes_evaluation(tmp_path: Path) -> None:
+    """`submitter data synth --demo-model`: an accuracy run is scored automatically and passes."""
+    from harness.synthetic_data import synthesize_dataset, write_demo_model
+    from submitter.rounds.registry import load_round
+
+    generation = load_round("v6.1").benchmark("llama3.1-8b").generation
+    assert generation is not None
+    records = synthesize_dataset(tmp_path / "demo.json", 64, generation)
+    model = write_demo_model(tmp_path / "model", [str(r["output"]) for r in records], 128)
+    descriptor = fast_descriptor(model_path=str(model))
+    finished = short_run(
+        descriptor, Scenario.SERVER, Mode.ACCURACY, tmp_path / "demo.json", tmp_path / "runs"
+    )
+    assert finished.record.valid, finished.record.problems
+    accuracy = finished.record.accuracy
+    assert accuracy is not None and accuracy["evaluated"]
+    assert all(verdict["passed"] for verdict in accuracy["verdicts"])
+    assert "scaled from 64 to 13368 samples" in accuracy["verdicts"][-1]["bound"]
+    assert 38.3914 < float(accuracy["result"]["rouge1"]) < 100
+    assert (finished.run_dir / "accuracy.txt").is_file()
+    audit = short_run(descriptor, Scenario.SERVER, Mode.TEST06, tmp_path / "demo.json", tmp_path / "runs")
+    assert audit.record.valid and audit.record.test06 == {"passed": True, "samples": 100, "failures": []}
+    assert (audit.run_dir / "verify_accuracy.txt").read_text().endswith("TEST06 verification complete\n")

@@ -8,22 +8,27 @@ if given) later, and each further token one decode step later. A step lasts
 when the sample arrives, and a timer thread fires the events, so a 600-second run costs little CPU.
 
 Outputs are `output_tokens` ids (default: the benchmark's max_tokens) drawn from a generator seeded
-with the sample's dataset index: the same sample always gets the same answer.
+with the sample's dataset index: the same sample always gets the same answer. When the model directory
+holds answers.json (a demo model from `submitter data synth --demo-model`), each sample gets its answer
+from there instead, so that evaluation has real text to score.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import json
 import random
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.engines.base import CompletionEvents, EngineSpec, Sample
+from harness.synthetic_data import DEMO_ANSWERS
 
 # Ordinary vocabulary ids of Llama 3 (special tokens start at 128000).
 _VOCABULARY = range(1000, 120000)
@@ -45,8 +50,16 @@ class _Event:
     order: int
     first_token: bool = field(compare=False)
     sample: Sample = field(compare=False)
-    length: int = field(compare=False)
     events: CompletionEvents = field(compare=False)
+
+
+def _demo_answers(model_dir: Path, max_tokens: int) -> list[list[int]] | None:
+    path = model_dir / DEMO_ANSWERS
+    if not path.is_file():
+        return None
+    # At least two tokens each: LoadGen's token latencies need them.
+    answers = json.loads(path.read_text(encoding="utf-8"))
+    return [(answer if len(answer) >= 2 else [*answer, 0, 0][:2])[:max_tokens] for answer in answers]
 
 
 def answer_tokens(index: int, length: int) -> list[int]:
@@ -61,6 +74,7 @@ class SyntheticEngine:
         generation = spec.generation
         self._streaming = spec.streaming
         self._length = min(max(args.output_tokens or generation.max_tokens, 2), generation.max_tokens)
+        self._answers = _demo_answers(Path(spec.model), generation.max_tokens)
         self._ttft = args.time_to_first_token_ms / 1000
         self._prefill_rate = args.prefill_tokens_per_second
         self._step = args.max_num_seqs / args.tokens_per_second
@@ -83,17 +97,21 @@ class SyntheticEngine:
                 first = begins + self._ttft
                 if self._prefill_rate:
                     first += len(sample.prompt) / self._prefill_rate
-                done = first + (self._length - 1) * self._step
+                done = first + (self._answer_length(sample.index) - 1) * self._step
                 heapq.heappush(self._slots_free_at, done)
                 if self._streaming:
                     self._push(first, True, sample, events)
                 self._push(done, False, sample, events)
             self._wake.notify()
 
+    def _answer_length(self, index: int) -> int:
+        return len(self._answers[index]) if self._answers is not None else self._length
+
+    def _answer(self, index: int) -> list[int]:
+        return self._answers[index] if self._answers is not None else answer_tokens(index, self._length)
+
     def _push(self, due: float, first_token: bool, sample: Sample, events: CompletionEvents) -> None:
-        heapq.heappush(
-            self._pending, _Event(due, next(self._order), first_token, sample, self._length, events)
-        )
+        heapq.heappush(self._pending, _Event(due, next(self._order), first_token, sample, events))
 
     def flush(self) -> None:
         """Nothing is batched, so there is nothing to push out."""
@@ -122,7 +140,7 @@ class SyntheticEngine:
                 while self._pending and self._pending[0].due <= now:
                     due.append(heapq.heappop(self._pending))
             for event in due:
-                tokens = answer_tokens(event.sample.index, event.length)
+                tokens = self._answer(event.sample.index)
                 if event.first_token:
                     event.events.first_token(event.sample.id, tokens[:1])
                 else:

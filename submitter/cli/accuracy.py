@@ -40,6 +40,7 @@ def accuracy(
         tokenizer_dir,
         load_round(record.round).benchmark(record.benchmark),
         workers,
+        trial=bool(record.loadgen.overrides),
     )
     if as_json:
         echo_json(report.model_dump(mode="json"))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from harness.synthetic_data import synthesize_dataset, write_dummy_model
+from harness.synthetic_data import synthesize_dataset, write_demo_model, write_dummy_model
 from submitter.errors import UsageProblem
 from submitter.rounds.registry import load_round
 
@@ -24,14 +24,25 @@ def data() -> None:
     "--samples", type=click.IntRange(min=1), help="Records (default: the benchmark's dataset size)."
 )
 @click.option("--seed", type=int, default=0, show_default=True)
-def synth(benchmark: str, round_name: str, out: Path, samples: int | None, seed: int) -> None:
+@click.option(
+    "--demo-model",
+    type=click.Path(path_type=Path),
+    help="Also write a demo model here: a tokenizer, and synthetic answers that score as passing.",
+)
+def synth(
+    benchmark: str, round_name: str, out: Path, samples: int | None, seed: int, demo_model: Path | None
+) -> None:
     """A dataset in the benchmark's file format with the real prompt-length profile."""
     rules = load_round(round_name).benchmark(benchmark)
     if rules.generation is None:
         raise UsageProblem(f"{benchmark} has no generation rules, so submitter cannot shape data for it")
     count = samples or rules.dataset.size
-    synthesize_dataset(out, count, rules.generation, seed)
+    records = synthesize_dataset(out, count, rules.generation, seed)
     click.echo(f"wrote {count} synthetic {benchmark} records to {out}", err=True)
+    if demo_model is not None:
+        references = [str(record["output"]) for record in records]
+        write_demo_model(demo_model, references, rules.generation.max_output_tokens)
+        click.echo(f"wrote a demo model (tokenizer and answers) to {demo_model}", err=True)
 
 
 @data.command("dummy-model")

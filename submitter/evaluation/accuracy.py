@@ -82,30 +82,34 @@ def accuracy_txt(result: AccuracyResult) -> str:
     return f"\nResults\n\n{result.printed()}\n"
 
 
-def judge(result: AccuracyResult, rules: AccuracyRules) -> list[MetricVerdict]:
-    """Each target and upper limit, read back from the printed line the way the checker reads it."""
-    values = parse_accuracy_txt(accuracy_txt(result), "accuracy.txt").values
+def judge(result: AccuracyResult, rules: AccuracyRules, scale_to: int | None = None) -> list[MetricVerdict]:
+    """Each target and upper limit, read back from the printed line the way the checker reads it.
+
+    gen_len is a total over the whole dataset; a trial on fewer samples passes `scale_to` (the dataset's
+    size) to judge its gen_len as if every sample had been answered alike.
+    """
+    values = {
+        name: value.number or 0.0
+        for name, value in parse_accuracy_txt(accuracy_txt(result), "").values.items()
+    }
+    note = ""
+    if scale_to and result.gen_num and "GEN_LEN" in values and result.gen_num != scale_to:
+        values["GEN_LEN"] = values["GEN_LEN"] * scale_to / result.gen_num
+        note = f" (scaled from {result.gen_num} to {scale_to} samples)"
     verdicts = []
-    for bound in rules.targets:
-        value = values[bound.metric].number or 0.0
-        verdicts.append(
-            MetricVerdict(
-                metric=bound.metric,
-                value=value,
-                bound=f">= {bound.threshold:g}",
-                passed=value >= bound.threshold,
+    for bounds, sign in ((rules.targets, ">="), (rules.upper_limits, "<=")):
+        for bound in bounds:
+            value = values[bound.metric]
+            passed = value >= bound.threshold if sign == ">=" else value <= bound.threshold
+            scaled = note if bound.metric == "GEN_LEN" else ""
+            verdicts.append(
+                MetricVerdict(
+                    metric=bound.metric,
+                    value=value,
+                    bound=f"{sign} {bound.threshold:g}{scaled}",
+                    passed=passed,
+                )
             )
-        )
-    for bound in rules.upper_limits:
-        value = values[bound.metric].number or 0.0
-        verdicts.append(
-            MetricVerdict(
-                metric=bound.metric,
-                value=value,
-                bound=f"<= {bound.threshold:g}",
-                passed=value <= bound.threshold,
-            )
-        )
     return verdicts
 
 
@@ -121,11 +125,17 @@ class AccuracyReport(BaseModel):
 
 
 def write_accuracy(
-    run_dir: Path, dataset: Path, tokenizer_dir: Path, benchmark: BenchmarkRules, workers: int | None = None
+    run_dir: Path,
+    dataset: Path,
+    tokenizer_dir: Path,
+    benchmark: BenchmarkRules,
+    workers: int | None = None,
+    trial: bool = False,
 ) -> AccuracyReport:
     """Evaluate a run's accuracy log; accuracy.txt (the checker's input) and accuracy.json go beside it."""
     result = evaluate(run_dir / "mlperf_log_accuracy.json", dataset, load_detokenizer(tokenizer_dir), workers)
-    report = AccuracyReport(result=result, verdicts=judge(result, benchmark.accuracy))
+    scale_to = benchmark.dataset.size if trial else None
+    report = AccuracyReport(result=result, verdicts=judge(result, benchmark.accuracy, scale_to))
     write_text_atomic(run_dir / "accuracy.txt", accuracy_txt(result))
     write_text_atomic(run_dir / "accuracy.json", report.model_dump_json(indent=2) + "\n")
     return report
