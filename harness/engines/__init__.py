@@ -7,6 +7,7 @@
 | `openai`     | `openai`       | `/v1/completions` on one or many OpenAI-compatible servers    |
 | `synthetic`  | `synthetic`    | a deterministic timing model on the CPU                       |
 
+`event_loop.SampleLoop` is the asyncio thread the two streaming engines (`vllm-async`, `openai`) share.
 `replicas > 1` runs that many copies of the `vllm` or `synthetic` engine, one process each (`replicas`
 module); `vllm-async` uses vLLM's own data parallelism instead.
 """

@@ -11,9 +11,7 @@ descriptor's model_path), `max_connections` per server (default 4096), `request_
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +19,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.engines.base import CompletionEvents, EngineSpec, Sample
+from harness.engines.event_loop import SampleLoop
 
 
 class OpenAIArgs(BaseModel):
@@ -61,13 +60,11 @@ class OpenAIEngine:
             **self._args.extra_body,
         }
         self._endpoints = [_Endpoint(url) for url in self._args.endpoints]
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="openai-loop", daemon=True)
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._loop = SampleLoop("openai-loop")
         self._client: httpx.AsyncClient | None = None
 
     def start(self) -> None:
-        self._thread.start()
+        self._loop.start()
         limit = self._args.max_connections * len(self._endpoints)
 
         async def build() -> httpx.AsyncClient:
@@ -76,33 +73,23 @@ class OpenAIEngine:
                 timeout=httpx.Timeout(self._args.request_timeout_s, connect=30.0),
             )
 
-        self._client = asyncio.run_coroutine_threadsafe(build(), self._loop).result()
+        self._client = self._loop.call(build)
 
     def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
-        self._loop.call_soon_threadsafe(self._launch, samples, events)
+        self._loop.submit(samples, lambda sample: self._request(sample, events))
 
     def flush(self) -> None:
         """Requests go out as samples arrive; nothing is held back."""
 
     def stop(self) -> None:
-        async def drain() -> None:
-            while self._tasks:
-                await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        async def close() -> None:
             if self._client is not None:
                 await self._client.aclose()
 
-        asyncio.run_coroutine_threadsafe(drain(), self._loop).result()
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
+        self._loop.stop(close)
 
     def versions(self) -> dict[str, str]:
         return {"httpx": httpx.__version__}
-
-    def _launch(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
-        for sample in samples:
-            task = self._loop.create_task(self._request(sample, events))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
 
     def _least_loaded(self) -> _Endpoint:
         return min(self._endpoints, key=lambda endpoint: endpoint.outstanding)

@@ -9,21 +9,18 @@ vLLM's load balancer), so one process serves them all.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 from harness.engines.base import CompletionEvents, EngineSpec, Sample
+from harness.engines.event_loop import SampleLoop
 from harness.engines.vllm_common import engine_keyword_arguments, sampling_params, token_prompt, vllm_versions
 
 
 class VllmAsyncEngine:
     def __init__(self, spec: EngineSpec) -> None:
         self._spec = spec
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="vllm-async-loop", daemon=True)
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._loop = SampleLoop("vllm-async-loop")
         self._engine: Any = None
 
     def start(self) -> None:
@@ -34,42 +31,29 @@ class VllmAsyncEngine:
         if self._spec.replicas > 1:
             arguments["data_parallel_size"] = self._spec.replicas
         self._params = sampling_params(self._spec.generation, streaming=True)
-        self._thread.start()
+        self._loop.start()
 
         async def build() -> Any:
             return AsyncLLM.from_engine_args(AsyncEngineArgs(**arguments))
 
-        self._engine = asyncio.run_coroutine_threadsafe(build(), self._loop).result()
+        self._engine = self._loop.call(build)
 
     def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
-        self._loop.call_soon_threadsafe(self._launch, samples, events)
+        self._loop.submit(samples, lambda sample: self._generate(sample, events))
 
     def flush(self) -> None:
         """Each sample is generated as soon as it arrives; nothing is held back."""
 
     def stop(self) -> None:
-        async def drain() -> None:
-            while self._tasks:
-                await asyncio.gather(*list(self._tasks), return_exceptions=True)
-
         async def shut_down() -> None:
             # On the loop's own thread, so the engine's output task is cancelled before the engine dies.
             if self._engine is not None:
                 self._engine.shutdown()
 
-        asyncio.run_coroutine_threadsafe(drain(), self._loop).result()
-        asyncio.run_coroutine_threadsafe(shut_down(), self._loop).result()
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
+        self._loop.stop(shut_down)
 
     def versions(self) -> dict[str, str]:
         return vllm_versions()
-
-    def _launch(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
-        for sample in samples:
-            task = self._loop.create_task(self._generate(sample, events))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
 
     async def _generate(self, sample: Sample, events: CompletionEvents) -> None:
         generated: list[int] = []
