@@ -6,14 +6,13 @@ can never disagree about a log.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.loadgen_settings import AUDIT_KEYS_IN_LOG, AUDIT_NOTICE, Mode, read_audit_config
-from submitter.check.mlperf_log import MLLOG_PREFIX, DetailLog, parse_detail_log
+from submitter.check.mlperf_log import DetailLog, parse_detail_log
 
 DETAIL_LOG = "mlperf_log_detail.txt"
 SUMMARY_LOG = "mlperf_log_summary.txt"
@@ -47,18 +46,6 @@ class LoadGenOutcome(BaseModel):
     accuracy_log_bytes: int | None = None
 
 
-def _warnings(text: str) -> list[str]:
-    """Every warning record's value (the parsed log keeps only the first value of each key)."""
-    found = []
-    for line in text.splitlines():
-        if line.startswith(MLLOG_PREFIX) and '"is_warning": true' in line:
-            try:
-                found.append(str(json.loads(line[len(MLLOG_PREFIX) :]).get("value")))
-            except json.JSONDecodeError:
-                continue
-    return found
-
-
 def read_outcome(
     run_dir: Path, metric_key: str, metric_unit: str, audit_config: Path | None
 ) -> LoadGenOutcome | None:
@@ -68,7 +55,7 @@ def read_outcome(
         return None
     text = path.read_text(encoding="utf-8", errors="replace")
     log = parse_detail_log(text, str(path))
-    warnings = _warnings(text)
+    warnings = [str(record.value) for record in log.warnings]
     outcome = LoadGenOutcome(
         loadgen_version=log.get("loadgen_version"),
         requested={

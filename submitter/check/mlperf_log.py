@@ -19,6 +19,7 @@ class LogRecord:
     value: Any
     line: int
     is_error: bool = False
+    is_warning: bool = False
 
 
 @dataclass(frozen=True)
@@ -29,11 +30,12 @@ class LogProblem:
 
 @dataclass(frozen=True)
 class DetailLog:
-    """The first value of every key (as the official checker reads it), errors, and unreadable lines."""
+    """The first value of every key (as the official checker reads it), errors, warnings, unreadable lines."""
 
     path: str
     records: dict[str, LogRecord] = field(default_factory=dict)
     errors: tuple[LogRecord, ...] = ()
+    warnings: tuple[LogRecord, ...] = ()
     problems: tuple[LogProblem, ...] = ()
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -51,6 +53,7 @@ class DetailLog:
 def parse_detail_log(text: str, path: str) -> DetailLog:
     records: dict[str, LogRecord] = {}
     errors: list[LogRecord] = []
+    warnings: list[LogRecord] = []
     problems: list[LogProblem] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -62,11 +65,19 @@ def parse_detail_log(text: str, path: str) -> DetailLog:
             payload = json.loads(line[len(MLLOG_PREFIX) :])
             key = payload["key"]
             metadata = payload.get("metadata") or {}
-            record = LogRecord(str(key), payload.get("value"), number, bool(metadata.get("is_error")))
+            record = LogRecord(
+                str(key),
+                payload.get("value"),
+                number,
+                is_error=bool(metadata.get("is_error")),
+                is_warning=bool(metadata.get("is_warning")),
+            )
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
             problems.append(LogProblem(number, "holds a :::MLLOG record that is not valid JSON with a key"))
             continue
         records.setdefault(record.key, record)
         if record.is_error:
             errors.append(record)
-    return DetailLog(path, records, tuple(errors), tuple(problems))
+        if record.is_warning:
+            warnings.append(record)
+    return DetailLog(path, records, tuple(errors), tuple(warnings), tuple(problems))
