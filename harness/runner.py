@@ -9,6 +9,7 @@ A run refused before LoadGen started leaves no directory behind.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -20,10 +21,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 
 from compliance.TEST06.verify import verify_run
-from harness import environment, preflight
+from harness import environment, ledger, preflight
 from harness.dataset import load_prompts
 from harness.engines import GPU_BACKENDS
 from harness.engines.base import EngineSpec, Generation
@@ -35,9 +37,9 @@ from harness.loadgen_settings import (
     loadgen_target,
     user_conf_text,
 )
-from harness.outcome import mode_problems, read_outcome
+from harness.outcome import LoadGenOutcome, mode_problems, read_outcome
 from harness.record import EngineRecord, LoadGenRecord, RunRecord, write_record
-from harness.worker import REFUSED_BEFORE_START, WorkerResult, WorkerSpec
+from harness.worker import PARENT_PID_VARIABLE, REFUSED_BEFORE_START, WorkerResult, WorkerSpec
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.evaluation.accuracy import write_accuracy
 from submitter.rounds.models import BenchmarkRules, RoundRules, Scenario
@@ -84,10 +86,41 @@ class RunPlan:
     engine: EngineSpec
     dataset: Path
     dataset_size: int
+    dataset_sha256: str
     dataset_limit: int | None
     overrides: dict[str, int]
     audit_config: Path | None
     not_submittable: list[str] = field(default_factory=list)
+
+    @property
+    def scorable(self) -> bool:
+        """An accuracy run is scored on the spot when the model directory carries its tokenizer."""
+        return (Path(self.engine.model) / "tokenizer.json").is_file()
+
+
+@dataclass(frozen=True)
+class DatasetCheck:
+    size: int
+    sha256: str
+
+
+@cache
+def _check_dataset(
+    path: Path, stamp: tuple[int, int], limit: int | None, max_input_tokens: int
+) -> DatasetCheck:
+    """Validated once per file version: run-all plans many runs on the same 13368 prompts."""
+    prompts = load_prompts(path, limit=limit, max_input_tokens=max_input_tokens)
+    return DatasetCheck(len(prompts), hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+def check_dataset(path: Path, limit: int | None, max_input_tokens: int) -> DatasetCheck:
+    try:
+        status = path.stat()
+    except OSError:
+        stamp = (0, 0)  # load_prompts explains what is wrong with the path
+    else:
+        stamp = (status.st_mtime_ns, status.st_size)
+    return _check_dataset(path, stamp, limit, max_input_tokens)
 
 
 def plan_run(request: RunRequest) -> RunPlan:
@@ -131,10 +164,10 @@ def plan_run(request: RunRequest) -> RunPlan:
             f"systems/{system.id}.json (`submitter data synth` makes one with the real shape)"
         )
     limit = request.smoke.samples if request.smoke else None
-    prompts = load_prompts(dataset_path, limit=limit, max_input_tokens=generation_rules.max_input_tokens)
-    if not request.smoke and len(prompts) != benchmark.dataset.size:
+    dataset = check_dataset(dataset_path, limit, generation_rules.max_input_tokens)
+    if not request.smoke and dataset.size != benchmark.dataset.size:
         raise SubmitterError(
-            f"dataset {dataset_path} has {len(prompts)} records; {request.benchmark} runs on "
+            f"dataset {dataset_path} has {dataset.size} records; {request.benchmark} runs on "
             f"{benchmark.dataset.size} ({benchmark.dataset.name}); use --smoke for a trial on fewer"
         )
 
@@ -177,9 +210,10 @@ def plan_run(request: RunRequest) -> RunPlan:
         user_conf=dict(scenario_setup.user_conf),
         engine=engine,
         dataset=dataset_path.resolve(),
-        dataset_size=len(prompts),
+        dataset_size=dataset.size,
+        dataset_sha256=dataset.sha256,
         dataset_limit=limit,
-        overrides=request.smoke.overrides(request.scenario, len(prompts)) if request.smoke else {},
+        overrides=request.smoke.overrides(request.scenario, dataset.size) if request.smoke else {},
         audit_config=audit_config_path(request.mode.audit_test) if request.mode.audit_test else None,
         not_submittable=not_submittable,
     )
@@ -197,7 +231,7 @@ def run_directory(plan: RunPlan, now: datetime) -> Path:
 
 
 @contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
+def terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM (a kill of run-all, a batch scheduler) ends the run like Ctrl-C: recorded, not lost."""
 
     def interrupt(signum: int, frame: object) -> None:
@@ -234,7 +268,7 @@ def evaluate_run(plan: RunPlan, run_dir: Path) -> tuple[dict | None, dict | None
         return summary, None, [f"TEST06 verification failed: {line}" for line in verdict.failures()]
     if mode is Mode.ACCURACY:
         tokenizer_dir = Path(plan.engine.model)
-        if not (tokenizer_dir / "tokenizer.json").is_file():
+        if not plan.scorable:
             note = (
                 f"not evaluated: {plan.engine.model} has no tokenizer.json; "
                 f"run `submitter accuracy {run_dir} --model DIR`"
@@ -259,11 +293,20 @@ def _remove_run_directory(run_dir: Path, runs_root: Path) -> None:
         parent.rmdir()
 
 
+def _metric_text(outcome: LoadGenOutcome | None) -> str | None:
+    if outcome is None or outcome.metric_value is None:
+        return None
+    return f"{outcome.metric_value:.2f} {outcome.metric_unit}"
+
+
 def execute(plan: RunPlan) -> FinishedRun:
     request = plan.request
     started = datetime.now(UTC)
     run_dir = run_directory(plan, started)
     run_dir.mkdir(parents=True)
+    step = f"{request.benchmark}/{request.scenario}/{request.mode}"
+    ledger_dir = str(run_dir.relative_to(request.runs_root))
+    ledger.append_event(request.runs_root, "run-started", request.system.id, step=step, run_dir=ledger_dir)
     (run_dir / USER_CONF).write_text(user_conf_text(plan.target, plan.user_conf), encoding="utf-8")
     label = f"{request.scenario} {request.mode}"
     spec = WorkerSpec(
@@ -282,7 +325,7 @@ def execute(plan: RunPlan) -> FinishedRun:
         engine=plan.engine,
         progress_label=label if request.progress else None,
     )
-    worker_env = {**os.environ, **plan.setup.environment}
+    worker_env = {**os.environ, **plan.setup.environment, PARENT_PID_VARIABLE: str(os.getpid())}
     began = time.monotonic()
     status: str = "completed"
     exit_status: int | None = None
@@ -293,7 +336,7 @@ def execute(plan: RunPlan) -> FinishedRun:
         # The worker's stdout (engine logs) goes to stderr, so `--json` on stdout stays clean.
         worker = subprocess.Popen(command, env=worker_env, stdout=2, start_new_session=True)
         try:
-            with _terminate_as_interrupt():
+            with terminate_as_interrupt():
                 exit_status = worker.wait()
         except KeyboardInterrupt:
             status = "interrupted"
@@ -306,9 +349,17 @@ def execute(plan: RunPlan) -> FinishedRun:
         )
     if status == "completed" and exit_status == REFUSED_BEFORE_START:
         _remove_run_directory(run_dir, request.runs_root)
-        raise SubmitterError(
-            result.error if result and result.error else "the run stopped before LoadGen started"
+        reason = result.error if result and result.error else "the run stopped before LoadGen started"
+        ledger.append_event(
+            request.runs_root,
+            "run-finished",
+            request.system.id,
+            step=step,
+            status="refused",
+            valid=False,
+            detail=reason,
         )
+        raise SubmitterError(reason)
     if status == "completed" and exit_status != 0:
         status = "failed"
 
@@ -358,7 +409,7 @@ def execute(plan: RunPlan) -> FinishedRun:
             environment=plan.setup.environment,
             sampling=plan.engine.generation.model_dump(),
         ),
-        dataset={"path": str(plan.dataset), "samples": plan.dataset_size},
+        dataset={"path": str(plan.dataset), "samples": plan.dataset_size, "sha256": plan.dataset_sha256},
         loadgen=LoadGenRecord(
             model=plan.target.model,
             scenario=plan.target.scenario,
@@ -372,6 +423,16 @@ def execute(plan: RunPlan) -> FinishedRun:
         accuracy=accuracy,
     )
     write_record(run_dir, record)
+    ledger.append_event(
+        request.runs_root,
+        "run-finished",
+        request.system.id,
+        step=step,
+        run_dir=ledger_dir,
+        status=status,
+        valid=record.valid,
+        detail=problems[0] if problems else _metric_text(outcome),
+    )
     if status == "interrupted":
         raise RunInterrupted(f"interrupted; what LoadGen wrote so far and run.json are in {run_dir}")
     return FinishedRun(run_dir, record)

@@ -17,11 +17,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.engines.base import EngineSpec
+from harness.lifetime import end_with_parent
 from harness.loadgen_settings import Mode
 from submitter.errors import SubmitterError
 from submitter.fileio import write_text_atomic
 
 REFUSED_BEFORE_START = 3
+PARENT_PID_VARIABLE = "SUBMITTER_PARENT_PID"
 
 
 class WorkerSpec(BaseModel):
@@ -123,6 +125,7 @@ def run(spec: WorkerSpec, result: WorkerResult) -> None:
 
 
 def main(argv: list[str]) -> int:
+    end_with_parent(int(os.environ.get(PARENT_PID_VARIABLE, os.getppid())))
     spec_path, result_path = Path(argv[0]), Path(argv[1])
     spec = WorkerSpec.model_validate_json(spec_path.read_text(encoding="utf-8"))
     result = WorkerResult()

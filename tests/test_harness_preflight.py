@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from harness_helpers import SHORT, fast_descriptor, write_dataset
 
+from harness.ledger import read_events
 from harness.loadgen_settings import Mode
 from harness.runner import RunRequest, execute, plan_run
 from submitter.errors import SubmitterError, UsageProblem
@@ -109,7 +110,11 @@ def test_seeds_loadgen_really_sets_are_checked_before_the_engine_starts(
         SubmitterError, match=r"the installed LoadGen sets seeds .* requires .*'qsl_rng_seed': 1"
     ):
         execute(dataclasses.replace(plan, rules=wrong_rules))
-    assert not (tmp_path / "runs").exists()
+    runs = tmp_path / "runs"
+    assert sorted(path.name for path in runs.iterdir()) == ["ledger.jsonl"]
+    last = read_events(runs)[-1]
+    assert (last.event, last.status, last.valid) == ("run-finished", "refused", False)
+    assert "qsl_rng_seed" in (last.detail or "")
 
 
 def test_wrong_synthetic_engine_arguments_name_the_field(tmp_path: Path, dataset: Path) -> None:

@@ -25,6 +25,9 @@ _MODULES = {
     "synthetic": ("harness.engines.synthetic", "SyntheticEngine"),
 }
 GPU_BACKENDS = frozenset({"vllm", "vllm-async"})
+# Typical seconds from process start to a ready engine, for plan estimates. vLLM measured 36-202 s on an
+# H200 (bench/RESULTS.md, GPU smoke): the first start on a host compiles, later ones hit the cache.
+ENGINE_START_S = {"vllm": 120.0, "vllm-async": 120.0, "openai": 2.0, "synthetic": 2.0}
 
 
 def create_engine(spec: EngineSpec) -> Engine:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.engines.base import CompletionEvents, EngineSpec, Sample
+from harness.lifetime import end_with_parent
 
 _READY, _FIRST, _DONE, _FAILED, _STOPPED = "ready", "first", "done", "failed", "stopped"
 
@@ -35,7 +36,10 @@ class _QueueEvents:
         self._outbox.put((_FAILED, sample_id, reason))
 
 
-def _serve_replica(replica: int, spec: EngineSpec, devices: str | None, inbox: Any, outbox: Any) -> None:
+def _serve_replica(
+    replica: int, spec: EngineSpec, devices: str | None, inbox: Any, outbox: Any, parent_pid: int
+) -> None:
+    end_with_parent(parent_pid)
     if devices is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = devices
     from harness.engines import create_engine
@@ -82,7 +86,14 @@ class ReplicatedEngine:
         for replica in range(self._count):
             process = self._context.Process(
                 target=_serve_replica,
-                args=(replica, self._single, self._devices(replica), self._inboxes[replica], self._outbox),
+                args=(
+                    replica,
+                    self._single,
+                    self._devices(replica),
+                    self._inboxes[replica],
+                    self._outbox,
+                    os.getpid(),
+                ),
                 name=f"replica-{replica}",
                 daemon=True,
             )

@@ -14,6 +14,7 @@ from submitter.cli.data import data
 from submitter.cli.rounds import rounds
 from submitter.cli.rules import list_rules
 from submitter.cli.run import run
+from submitter.cli.run_all import run_all
 from submitter.cli.systems import systems
 from submitter.errors import SubmitterError
 
@@ -30,6 +31,7 @@ cli.add_command(data)
 cli.add_command(list_rules)
 cli.add_command(rounds)
 cli.add_command(run)
+cli.add_command(run_all)
 cli.add_command(systems)
 
 

@@ -14,19 +14,25 @@ from submitter.errors import SubmitterError
 from submitter.rounds.models import Scenario
 from submitter.rules import Severity
 from submitter.systems.catalog import descriptor_path
+from submitter.systems.descriptor import SystemDescriptor
 from submitter.systems.descriptor_rules import DESCRIPTOR_RULES
 from submitter.systems.validate import load_descriptor, validate_file
 
 RUN_SCENARIOS = (Scenario.OFFLINE, Scenario.SERVER, Scenario.INTERACTIVE)
 
 
-def _descriptor_errors(path: Path) -> list[str]:
+def load_runnable_descriptor(system_id: str) -> SystemDescriptor:
+    """The descriptor named by id or path, refused while its harness setup has errors; warnings are shown."""
+    path = Path(system_id) if system_id.endswith(".json") else descriptor_path(system_id)
+    descriptor = load_descriptor(path)
     descriptor_rules = {rule.id for rule in DESCRIPTOR_RULES}
-    return [
-        finding.render()
-        for finding in validate_file(path)
-        if finding.severity is Severity.ERROR and finding.rule in descriptor_rules
-    ]
+    findings = [finding for finding in validate_file(path) if finding.rule in descriptor_rules]
+    errors = [finding.render() for finding in findings if finding.severity is Severity.ERROR]
+    if errors:
+        raise SubmitterError(f"{path} has errors; fix them before running:\n" + "\n".join(errors))
+    for finding in findings:
+        click.echo(finding.render(), err=True)
+    return descriptor
 
 
 @click.command("run")
@@ -52,13 +58,8 @@ def run(
 ) -> None:
     """Run LoadGen against the system's engine; results go to
     RUNS_DIR/<system>/<benchmark>/<scenario>/<mode>/<UTC time>/ with run.json written last."""
-    path = Path(system_id) if system_id.endswith(".json") else descriptor_path(system_id)
-    descriptor = load_descriptor(path)
-    errors = _descriptor_errors(path)
-    if errors:
-        raise SubmitterError(f"{path} has errors; fix them before running:\n" + "\n".join(errors))
     request = RunRequest(
-        system=descriptor,
+        system=load_runnable_descriptor(system_id),
         benchmark=benchmark,
         scenario=Scenario(scenario),
         mode=Mode(mode),

@@ -177,6 +177,15 @@ class GenerationRules(_Strict):
     source: str
 
 
+class RunSizing(_Strict):
+    """What LoadGen issues in a run, so a plan's wall time can be estimated before it starts."""
+
+    loadgen_min_query_count: dict[Scenario, int]
+    offline_sample_slack: float = Field(description="Offline issues min_duration x target_qps x this")
+    whole_sample_sets: bool = Field(description="runs are rounded up to whole sets (equal-issue mode)")
+    source: str
+
+
 class BenchmarkRules(_Strict):
     name: str = Field(description="benchmark directory name in a submission tree")
     loadgen_models: dict[Scenario, str]
@@ -190,6 +199,7 @@ class BenchmarkRules(_Strict):
     units: dict[Scenario, str]
     result_keys: dict[Scenario, str]
     generation: GenerationRules | None = None
+    run_sizing: RunSizing | None = None
     source: str
 
 

@@ -1,0 +1,79 @@
+"""How long a planned run will take and how much disk it will write, before anything starts.
+
+LoadGen's own sizing rules (from the round's `run_sizing`) give the number of samples; the system's
+`target_qps` is its expected samples per second. Accuracy runs issue the dataset once; audit runs what
+the audit file says. Engine start-up and ROUGE scoring come on top.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+from harness.engines import ENGINE_START_S
+from harness.loadgen_settings import Mode, read_audit_config
+from harness.runner import RunPlan
+from submitter.rounds.models import Scenario
+
+# One CPU core scores about 122 samples per second (bench/accuracy_speed.py: 13368 in 109.4 s).
+SCORING_S_PER_SAMPLE_CORE = 109.4 / 13368
+# Accuracy logs hold every generated token as 8 hex characters, plus ~120 bytes of JSON per record.
+_RECORD_OVERHEAD_BYTES = 120
+# Summary and detail logs, user.conf, run.json: a few hundred kilobytes whatever the mode.
+_LOG_BYTES = 512 * 1024
+
+
+@dataclass(frozen=True)
+class Estimate:
+    seconds: float
+    samples: int
+    disk_bytes: int
+
+
+def _round_up(count: float, unit: int) -> int:
+    return math.ceil(count / unit) * unit
+
+
+def issued_samples(plan: RunPlan) -> int:
+    """How many samples LoadGen will issue in this run."""
+    mode, scenario = plan.request.mode, plan.request.scenario
+    if mode is Mode.ACCURACY:
+        return plan.dataset_size
+    sizing = plan.benchmark.run_sizing
+    settings: dict[str, float] = {
+        "min_duration": plan.rules.limits.min_duration_ms,
+        "min_query_count": sizing.loadgen_min_query_count.get(scenario, 1) if sizing else 1,
+        "performance_sample_count_override": plan.benchmark.dataset.performance_sample_count,
+        "sample_concatenate_permutation": 1 if sizing and sizing.whole_sample_sets else 0,
+        **plan.user_conf,
+    }
+    renamed = {"min_duration_ms": "min_duration"}
+    settings.update({renamed.get(key, key): value for key, value in plan.overrides.items()})
+    if plan.audit_config:  # LoadGen applies the audit file last, over user.conf and the overrides
+        settings.update({key: float(value) for key, value in read_audit_config(plan.audit_config).items()})
+
+    qps = float(settings.get("target_qps", 1.0))
+    duration_s = settings["min_duration"] / 1000
+    if scenario is Scenario.OFFLINE:
+        slack = sizing.offline_sample_slack if sizing else 1.0
+        wanted = max(settings["min_query_count"], slack * duration_s * qps)
+    else:
+        wanted = max(settings["min_query_count"], duration_s * qps)
+    if settings["sample_concatenate_permutation"]:
+        return _round_up(wanted, int(settings["performance_sample_count_override"]))
+    return math.ceil(wanted)
+
+
+def estimate(plan: RunPlan, cores: int | None = None) -> Estimate:
+    samples = issued_samples(plan)
+    qps = float(plan.user_conf.get("target_qps", 1.0))
+    seconds = ENGINE_START_S[plan.engine.backend] + samples / qps
+    disk = _LOG_BYTES
+    logged = samples if plan.request.mode is not Mode.PERFORMANCE else 0
+    if logged:
+        tokens = plan.benchmark.generation.max_output_tokens if plan.benchmark.generation else 1
+        disk += logged * (tokens * 8 + _RECORD_OVERHEAD_BYTES)
+    if plan.request.mode is Mode.ACCURACY and plan.scorable:
+        seconds += samples * SCORING_S_PER_SAMPLE_CORE / (cores or os.cpu_count() or 1)
+    return Estimate(seconds=seconds, samples=samples, disk_bytes=disk)

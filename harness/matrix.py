@@ -1,0 +1,66 @@
+"""Which runs a submission needs from a system: every scenario it sets up x performance, accuracy and
+the round's compliance tests.
+
+Order: audits first (about a hundred samples, so a broken engine or harness shows in seconds), then
+accuracy (a wrong model shows before the long runs), then performance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.loadgen_settings import Mode
+from submitter.errors import SubmitterError, UsageProblem
+from submitter.rounds.models import RoundRules, Scenario
+from submitter.systems.descriptor import SystemDescriptor
+
+HARNESS_SCENARIOS = (Scenario.OFFLINE, Scenario.SERVER, Scenario.INTERACTIVE)
+_MODE_ORDER = {Mode.TEST06: 0, Mode.ACCURACY: 1, Mode.PERFORMANCE: 2}
+
+
+@dataclass(frozen=True)
+class Step:
+    benchmark: str
+    scenario: Scenario
+    mode: Mode
+
+    @property
+    def key(self) -> str:
+        return f"{self.benchmark}/{self.scenario}/{self.mode}"
+
+    def __str__(self) -> str:
+        return f"{self.benchmark} {self.scenario} {self.mode}"
+
+
+def required_steps(
+    system: SystemDescriptor,
+    rules: RoundRules,
+    benchmarks: tuple[str, ...] = (),
+    scenarios: tuple[Scenario, ...] = (),
+) -> list[Step]:
+    """The steps of a plan, optionally narrowed to some benchmarks and scenarios."""
+    unknown = [name for name in benchmarks if name not in system.benchmarks]
+    if unknown:
+        raise UsageProblem(
+            f"system {system.id} sets up no benchmark {', '.join(unknown)}; "
+            f"it has: {', '.join(system.benchmarks)}"
+        )
+    steps = []
+    for name, setup in system.benchmarks.items():
+        if benchmarks and name not in benchmarks:
+            continue
+        if name not in rules.benchmarks:
+            raise UsageProblem(f"round {rules.name} has no benchmark {name!r} (systems/{system.id}.json)")
+        modes = [Mode.ACCURACY, Mode.PERFORMANCE]
+        for test in rules.benchmark(name).compliance_tests:
+            if test not in {mode.value for mode in Mode}:
+                raise SubmitterError(
+                    f"round {rules.name} requires {test} for {name}; the harness cannot run that test"
+                )
+            modes.append(Mode(test))
+        for scenario in HARNESS_SCENARIOS:
+            if scenario in setup.scenarios and (not scenarios or scenario in scenarios):
+                steps += [Step(name, scenario, mode) for mode in modes]
+    if not steps:
+        raise UsageProblem(f"nothing to run: system {system.id} sets up none of the scenarios asked for")
+    return sorted(steps, key=lambda step: (step.benchmark, _MODE_ORDER[step.mode]))

@@ -1,0 +1,214 @@
+"""`submitter run-all`: the whole matrix of runs a system's submission needs, resumable."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from harness.loadgen_settings import Smoke
+from harness.matrix import HARNESS_SCENARIOS
+from harness.run_all import (
+    Campaign,
+    CampaignRequest,
+    PlannedRun,
+    StepOutcome,
+    execute_campaign,
+    plan_campaign,
+)
+from submitter.cli.output import echo_json, echo_table
+from submitter.cli.run import load_runnable_descriptor
+from submitter.rounds.models import Scenario
+
+
+def duration(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+
+def _metric(outcome: StepOutcome) -> str:
+    """The figure that matters for the run's mode: ROUGE for accuracy, the LoadGen metric otherwise."""
+    record = outcome.record
+    if record is None:
+        return ""
+    if record.accuracy and record.accuracy.get("evaluated"):
+        scores = record.accuracy["result"]
+        return f"ROUGE-1 {scores['rouge1']}, gen_len {scores['gen_len']:,}"
+    loadgen = record.loadgen.outcome
+    if loadgen is None or loadgen.metric_value is None:
+        return ""
+    figure = f"{loadgen.metric_value:,.2f} {loadgen.metric_unit}"
+    return f"{figure}; TEST06 verified" if record.test06 and record.test06.get("passed") else figure
+
+
+def _verdict(outcome: StepOutcome) -> str:
+    if outcome.error:
+        return f"refused: {outcome.error}"
+    if outcome.record is None:
+        return "no record"
+    if outcome.valid:
+        return "valid (kept)" if outcome.reused else "valid"
+    return f"NOT valid: {outcome.record.problems[0] if outcome.record.problems else outcome.record.status}"
+
+
+class TerminalProgress:
+    """Step lines on stderr: where the plan is, always; what is starting, only on a terminal."""
+
+    def __init__(self, live: bool) -> None:
+        self.live = live
+
+    def starting(self, index: int, total: int, planned: PlannedRun, seconds_left: float) -> None:
+        if self.live:
+            click.echo(
+                f"[{index}/{total}] {planned.step}: starting, about {duration(planned.estimate.seconds)} "
+                f"({duration(seconds_left)} left in the plan)",
+                err=True,
+            )
+
+    def finished(self, index: int, total: int, outcome: StepOutcome) -> None:
+        metric = f", {_metric(outcome)}" if _metric(outcome) else ""
+        where = f" -> {outcome.run_dir}" if outcome.run_dir else ""
+        click.echo(f"[{index}/{total}] {outcome.step}: {_verdict(outcome)}{metric}{where}", err=True)
+
+
+def _echo_plan(campaign: Campaign) -> None:
+    rows = [
+        (
+            str(index),
+            str(planned.step),
+            _action(planned),
+            f"{planned.estimate.samples:,}",
+            "" if planned.reuse else duration(planned.estimate.seconds),
+        )
+        for index, planned in enumerate(campaign.runs, 1)
+    ]
+    echo_table(rows, headers=("#", "run", "action", "samples", "about"))
+    click.echo(
+        f"\n{len(campaign.to_run)} of {len(campaign.runs)} runs to do, about {duration(campaign.seconds)}; "
+        f"writes about {campaign.disk_bytes / 1e6:,.0f} MB ({campaign.disk_free_bytes / 1e9:,.1f} GB free)"
+    )
+
+
+def _action(planned: PlannedRun) -> str:
+    if planned.reuse:
+        return f"keep {planned.reuse.name}"
+    return f"run again: {planned.earlier.note}" if planned.earlier.note else "run"
+
+
+def _plan_json(campaign: Campaign) -> dict[str, object]:
+    return {
+        "system": campaign.request.system.id,
+        "smoke": campaign.request.smoke is not None,
+        "estimated_seconds": round(campaign.seconds),
+        "disk_bytes": campaign.disk_bytes,
+        "runs": [
+            {
+                "step": planned.step.key,
+                "action": "keep" if planned.reuse else "run",
+                "note": planned.earlier.note,
+                "run_dir": str(planned.reuse) if planned.reuse else None,
+                "samples": planned.estimate.samples,
+                "estimated_seconds": round(planned.estimate.seconds),
+            }
+            for planned in campaign.runs
+        ],
+    }
+
+
+def _outcomes_json(campaign: Campaign, outcomes: list[StepOutcome]) -> dict[str, object]:
+    return {
+        "system": campaign.request.system.id,
+        "smoke": campaign.request.smoke is not None,
+        "valid": len(outcomes) == len(campaign.runs) and all(outcome.valid for outcome in outcomes),
+        "runs": [
+            {
+                "step": outcome.step.key,
+                "reused": outcome.reused,
+                "valid": outcome.valid,
+                "run_dir": str(outcome.run_dir) if outcome.run_dir else None,
+                "metric": _metric(outcome) or None,
+                "problems": outcome.record.problems if outcome.record else [outcome.error],
+            }
+            for outcome in outcomes
+        ],
+    }
+
+
+@click.command("run-all")
+@click.option("--system", "system_id", required=True, help="Descriptor id (or path to its .json).")
+@click.option("--benchmark", "benchmarks", multiple=True, help="Only this benchmark (repeatable).")
+@click.option(
+    "--scenario",
+    "scenarios",
+    multiple=True,
+    type=click.Choice([s.value for s in HARNESS_SCENARIOS]),
+    help="Only this scenario (repeatable).",
+)
+@click.option("--dataset", type=click.Path(path_type=Path), help="Dataset JSON (default: the descriptor's).")
+@click.option("--model", help="Checkpoint directory or hub name (default: the descriptor's model_path).")
+@click.option("--smoke", is_flag=True, help="Every run short, for a trial; results are not submittable.")
+@click.option(
+    "--resume/--no-resume",
+    default=True,
+    show_default=True,
+    help="Keep runs that already completed valid with the same settings.",
+)
+@click.option("--dry-run", is_flag=True, help="Check everything and print the plan; run nothing.")
+@click.option("--fail-fast", is_flag=True, help="Stop at the first run that is not valid.")
+@click.option("--runs-dir", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the plan or the outcome as JSON on stdout.")
+def run_all(
+    system_id: str,
+    benchmarks: tuple[str, ...],
+    scenarios: tuple[str, ...],
+    dataset: Path | None,
+    model: str | None,
+    smoke: bool,
+    resume: bool,
+    dry_run: bool,
+    fail_fast: bool,
+    runs_dir: Path,
+    as_json: bool,
+) -> None:
+    """Run every (benchmark, scenario, mode) the system's round requires: audits (TEST06), accuracy
+    (scored) and performance. A preflight checks all of them first and estimates the wall time."""
+    live = sys.stderr.isatty()
+    request = CampaignRequest(
+        system=load_runnable_descriptor(system_id),
+        benchmarks=benchmarks,
+        scenarios=tuple(Scenario(name) for name in scenarios),
+        dataset=dataset,
+        model=model,
+        smoke=Smoke() if smoke else None,
+        runs_root=runs_dir,
+        resume=resume,
+        fail_fast=fail_fast,
+        progress=live,
+        command_line=("submitter", *sys.argv[1:]),
+    )
+    campaign = plan_campaign(request)
+    if dry_run:
+        if as_json:
+            echo_json(_plan_json(campaign))
+        else:
+            _echo_plan(campaign)
+        return
+    click.echo(
+        f"{request.system.id}: {len(campaign.to_run)} of {len(campaign.runs)} runs to do, "
+        f"about {duration(campaign.seconds)}",
+        err=True,
+    )
+    outcomes = execute_campaign(campaign, TerminalProgress(live))
+    if as_json:
+        echo_json(_outcomes_json(campaign, outcomes))
+    else:
+        rows = [
+            (str(outcome.step), _verdict(outcome), _metric(outcome), str(outcome.run_dir or ""))
+            for outcome in outcomes
+        ]
+        echo_table(rows, headers=("run", "result", "metric", "run directory"))
+    if len(outcomes) < len(campaign.runs) or not all(outcome.valid for outcome in outcomes):
+        sys.exit(1)
