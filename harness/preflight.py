@@ -11,9 +11,10 @@ import os
 import re
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -27,6 +28,41 @@ from submitter.systems.descriptor_rules import SETTABLE_USER_CONF_KEYS
 DUMMY_MARKER = "submitter-dummy-weights.json"
 _WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.pt", "*.gguf")
 _HUB_NAME = re.compile(r"^[\w.-]+/[\w.-]+$")
+
+
+T = TypeVar("T")
+
+
+class PreflightFailed(SubmitterError):
+    """More than one check failed; all of them are reported at once."""
+
+    def __init__(self, problems: list[SubmitterError]) -> None:
+        self.problems = problems
+        self.exit_code = 2 if any(isinstance(problem, UsageProblem) for problem in problems) else 1
+        listed = "\n".join(f"- {problem}" for problem in problems)
+        super().__init__(f"{len(problems)} problems; nothing was run:\n{listed}")
+
+
+class Problems:
+    """Runs independent checks, keeping every failure, so a user fixes them all in one go."""
+
+    def __init__(self) -> None:
+        self.found: list[SubmitterError] = []
+
+    def check(self, check: Callable[..., T], *args: Any) -> T | None:
+        try:
+            return check(*args)
+        except PreflightFailed as failed:
+            self.found += failed.problems
+        except SubmitterError as problem:
+            self.found.append(problem)
+        return None
+
+    def raise_if_any(self) -> None:
+        if len(self.found) == 1:
+            raise self.found[0]
+        if self.found:
+            raise PreflightFailed(self.found)
 
 
 def _release(version: str) -> tuple[int, ...]:

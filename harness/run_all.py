@@ -23,6 +23,7 @@ from harness import ledger
 from harness.estimate import Estimate, estimate
 from harness.loadgen_settings import Smoke
 from harness.matrix import Step, required_steps
+from harness.preflight import PreflightFailed
 from harness.record import RunRecord, read_record
 from harness.reuse import Earlier, find_earlier
 from harness.runner import RunInterrupted, RunPlan, RunRequest, execute, plan_run, terminate_as_interrupt
@@ -128,8 +129,9 @@ def plan_campaign(request: CampaignRequest) -> Campaign:
         try:
             plan = plan_run(run_request)
         except SubmitterError as exc:
-            problems.setdefault(str(exc), []).append(step)
-            usage_problem = usage_problem or isinstance(exc, UsageProblem)
+            for problem in exc.problems if isinstance(exc, PreflightFailed) else [exc]:
+                problems.setdefault(str(problem), []).append(step)
+                usage_problem = usage_problem or isinstance(problem, UsageProblem)
             continue
         earlier = find_earlier(plan) if request.resume else Earlier(None, "--no-resume")
         planned.append(PlannedRun(step, plan, earlier, estimate(plan)))

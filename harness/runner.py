@@ -100,6 +100,8 @@ class RunPlan:
 
 @dataclass(frozen=True)
 class DatasetCheck:
+    path: Path
+    limit: int | None
     size: int
     sha256: str
 
@@ -110,7 +112,7 @@ def _check_dataset(
 ) -> DatasetCheck:
     """Validated once per file version: run-all plans many runs on the same 13368 prompts."""
     prompts = load_prompts(path, limit=limit, max_input_tokens=max_input_tokens)
-    return DatasetCheck(len(prompts), hashlib.sha256(path.read_bytes()).hexdigest())
+    return DatasetCheck(path, limit, len(prompts), hashlib.sha256(path.read_bytes()).hexdigest())
 
 
 def check_dataset(path: Path, limit: int | None, max_input_tokens: int) -> DatasetCheck:
@@ -121,6 +123,24 @@ def check_dataset(path: Path, limit: int | None, max_input_tokens: int) -> Datas
     else:
         stamp = (status.st_mtime_ns, status.st_size)
     return _check_dataset(path, stamp, limit, max_input_tokens)
+
+
+def _dataset_for(request: RunRequest, setup: BenchmarkSetup, benchmark: BenchmarkRules) -> DatasetCheck:
+    path = request.dataset or (Path(setup.dataset_path) if setup.dataset_path else None)
+    if path is None:
+        raise UsageProblem(
+            f"no dataset: pass --dataset, or set dataset_path for {request.benchmark} in "
+            f"systems/{request.system.id}.json (`submitter data synth` makes one with the real shape)"
+        )
+    assert benchmark.generation is not None
+    limit = request.smoke.samples if request.smoke else None
+    dataset = check_dataset(path, limit, benchmark.generation.max_input_tokens)
+    if not request.smoke and dataset.size != benchmark.dataset.size:
+        raise SubmitterError(
+            f"dataset {path} has {dataset.size} records; {request.benchmark} runs on "
+            f"{benchmark.dataset.size} ({benchmark.dataset.name}); use --smoke for a trial on fewer"
+        )
+    return dataset
 
 
 def plan_run(request: RunRequest) -> RunPlan:
@@ -145,31 +165,24 @@ def plan_run(request: RunRequest) -> RunPlan:
         raise UsageProblem(f"the harness does not run {request.benchmark} {request.scenario}")
     generation_rules = benchmark.generation
 
-    preflight.check_user_conf(scenario_setup.user_conf, f"systems/{system.id}.json {request.scenario}")
-    preflight.check_loadgen_version(rules)
-    preflight.check_no_stray_audit_config(Path.cwd())
+    where = f"systems/{system.id}.json {request.scenario}"
     backend = setup.backend_for(request.scenario)
-    preflight.check_gpus(backend, setup.tensor_parallel_size * setup.replicas)
-    preflight.check_engine_installed(backend)
-    model, dummy = preflight.resolve_model(backend, request.model or setup.model_path)
     args = setup.engine_args_for(request.scenario)
-    preflight.check_engine_args(backend, args, f"systems/{system.id}.json {request.scenario}")
+    found = preflight.Problems()
+    found.check(preflight.check_user_conf, scenario_setup.user_conf, where)
+    found.check(preflight.check_loadgen_version, rules)
+    found.check(preflight.check_no_stray_audit_config, Path.cwd())
+    found.check(preflight.check_gpus, backend, setup.tensor_parallel_size * setup.replicas)
+    found.check(preflight.check_engine_installed, backend)
+    resolved = found.check(preflight.resolve_model, backend, request.model or setup.model_path)
+    found.check(preflight.check_engine_args, backend, args, where)
     if backend == "openai":
-        preflight.check_endpoints(list(args.get("endpoints", [])))
-
-    dataset_path = request.dataset or (Path(setup.dataset_path) if setup.dataset_path else None)
-    if dataset_path is None:
-        raise UsageProblem(
-            f"no dataset: pass --dataset, or set dataset_path for {request.benchmark} in "
-            f"systems/{system.id}.json (`submitter data synth` makes one with the real shape)"
-        )
-    limit = request.smoke.samples if request.smoke else None
-    dataset = check_dataset(dataset_path, limit, generation_rules.max_input_tokens)
-    if not request.smoke and dataset.size != benchmark.dataset.size:
-        raise SubmitterError(
-            f"dataset {dataset_path} has {dataset.size} records; {request.benchmark} runs on "
-            f"{benchmark.dataset.size} ({benchmark.dataset.name}); use --smoke for a trial on fewer"
-        )
+        found.check(preflight.check_endpoints, list(args.get("endpoints", [])))
+    dataset = found.check(_dataset_for, request, setup, benchmark)
+    found.raise_if_any()
+    assert resolved is not None and dataset is not None
+    model, dummy = resolved
+    dataset_path, limit = dataset.path, dataset.limit
 
     generation = Generation(
         max_tokens=generation_rules.max_output_tokens,
