@@ -11,10 +11,12 @@ from submitter import __version__
 from submitter.cli.accuracy import accuracy
 from submitter.cli.check import check
 from submitter.cli.data import data
+from submitter.cli.package import package
 from submitter.cli.rounds import rounds
 from submitter.cli.rules import list_rules
 from submitter.cli.run import run
 from submitter.cli.run_all import run_all
+from submitter.cli.stage import stage_command
 from submitter.cli.systems import systems
 from submitter.errors import SubmitterError
 
@@ -29,9 +31,11 @@ cli.add_command(accuracy)
 cli.add_command(check)
 cli.add_command(data)
 cli.add_command(list_rules)
+cli.add_command(package)
 cli.add_command(rounds)
 cli.add_command(run)
 cli.add_command(run_all)
+cli.add_command(stage_command)
 cli.add_command(systems)
 
 

@@ -55,6 +55,10 @@ class BenchmarkSetup(BaseModel):
     replicas: int = Field(default=1, ge=1, description="engine copies, each on tensor_parallel_size devices")
     engine_args: dict[str, Any] = Field(default_factory=dict, description="engine keyword arguments")
     environment: dict[str, str] = Field(default_factory=dict, description="variables set for the engine")
+    measurements: dict[str, str] = Field(
+        default_factory=dict,
+        description="measurements.json values other than measurements/<benchmark>.json gives",
+    )
     scenarios: dict[Scenario, ScenarioSetup]
 
     def backend_for(self, scenario: Scenario) -> Backend:

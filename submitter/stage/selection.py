@@ -1,0 +1,100 @@
+"""Which run goes into the tree for each (system, benchmark, scenario, mode): the best eligible one.
+
+Eligible: completed and valid, full length (no --smoke overrides, the whole dataset), and submittable;
+`Eligibility` widens that for demos and rehearsals (the README then says why the run is not official). Best:
+the highest metric for performance runs, the newest for accuracy and audit runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.loadgen_settings import Mode
+from harness.matrix import Step, required_steps
+from harness.record import RUN_RECORD, RunRecord, read_record
+from submitter.errors import SubmitterError
+from submitter.rounds.models import RoundRules
+from submitter.systems.descriptor import SystemDescriptor
+
+
+@dataclass(frozen=True)
+class ChosenRun:
+    step: Step
+    run_dir: Path
+    record: RunRecord
+
+    @property
+    def metric(self) -> float | None:
+        outcome = self.record.loadgen.outcome
+        return outcome.metric_value if outcome else None
+
+
+# The file each mode's evaluation leaves in the run, and how to make it.
+_EVIDENCE = {
+    Mode.ACCURACY: ("accuracy.txt", "score it with `submitter accuracy {run_dir} --model DIR`"),
+    Mode.TEST06: ("verify_accuracy.txt", "run it again (submitter verifies every TEST06 run)"),
+}
+
+
+@dataclass(frozen=True)
+class Eligibility:
+    """What staging accepts besides complete, valid, submittable runs (both are for rehearsals and demos)."""
+
+    not_submittable: bool = False  # the demo engine, dummy weights
+    trials: bool = False  # --smoke runs: the check will then fail where they fall short
+
+    def why_not(self, run_dir: Path, record: RunRecord, dataset_size: int) -> str | None:
+        if record.status != "completed" or not record.valid:
+            return f"not valid ({record.problems[0] if record.problems else record.status})"
+        evidence = _EVIDENCE.get(record.mode)
+        if evidence and not (run_dir / evidence[0]).is_file():
+            return f"has no {evidence[0]}; {evidence[1].format(run_dir=run_dir)}"
+        trial = bool(record.loadgen.overrides) or record.dataset.get("samples") != dataset_size
+        if trial and not self.trials:
+            return f"a --smoke trial ({record.dataset.get('samples')} samples, LoadGen settings overridden)"
+        reasons = [reason for reason in record.not_submittable if not reason.startswith("a --smoke run")]
+        if reasons and not self.not_submittable:
+            return f"not submittable: {'; '.join(reasons)}"
+        return None
+
+
+def _records(folder: Path) -> list[tuple[Path, RunRecord]]:
+    found = []
+    for record_path in sorted(folder.glob(f"*/{RUN_RECORD}")):
+        try:
+            record = read_record(record_path.parent)
+        except SubmitterError:
+            continue  # a record this version cannot read is not a candidate; `run-all --dry-run` names it
+        if record is not None:
+            found.append((record_path.parent, record))
+    return found
+
+
+def choose_runs(
+    system: SystemDescriptor, rules: RoundRules, runs_root: Path, accept: Eligibility
+) -> tuple[list[ChosenRun], list[str]]:
+    """The chosen run of every step the round requires, and a problem line for each step without one."""
+    chosen, problems = [], []
+    for step in required_steps(system, rules):
+        folder = runs_root / system.id / step.benchmark / step.scenario / step.mode
+        size = rules.benchmark(step.benchmark).dataset.size
+        eligible, rejected = [], []
+        for run_dir, record in _records(folder):
+            reason = accept.why_not(run_dir, record, size)
+            if reason is None:
+                eligible.append(ChosenRun(step, run_dir, record))
+            else:
+                rejected.append(f"{run_dir.name}: {reason}")
+        if not eligible:
+            seen = f"; of {len(rejected)} run(s) there, the newest is {rejected[-1]}" if rejected else ""
+            problems.append(
+                f"{system.id} {step}: no eligible run in {folder}{seen}; "
+                f"run `submitter run-all --system {system.id}`"
+            )
+            continue
+        if step.mode is Mode.PERFORMANCE:
+            chosen.append(max(eligible, key=lambda run: run.metric or 0.0))
+        else:
+            chosen.append(max(eligible, key=lambda run: run.record.started_utc))
+    return chosen, problems
