@@ -87,3 +87,26 @@ def accuracy_records(run_dir: Path) -> list[dict[str, Any]]:
 def token_ids(hex_data: str) -> list[int]:
     raw = bytes.fromhex(hex_data)
     return [int.from_bytes(raw[i : i + 4], "little", signed=True) for i in range(0, len(raw), 4)]
+
+
+def every_step_run(folder: Path) -> tuple[dict[str, Any], Path]:
+    """A short, valid run of every step the round requires (9 runs, ~15 s), with scored accuracy runs.
+
+    Returns the descriptor and the runs folder; `submitter stage --allow-not-submittable
+    --allow-trials` turns them into a tree.
+    """
+    from harness.matrix import required_steps
+    from harness.synthetic_data import synthesize_dataset, write_demo_model
+
+    generation = load_round("v6.1").benchmark("llama3.1-8b").generation
+    assert generation is not None
+    dataset = folder / "data.json"
+    records = synthesize_dataset(dataset, 64, generation)
+    # The demo model's tokenizer and answers make accuracy runs scored, as staging requires.
+    model = write_demo_model(folder / "model", [str(record["output"]) for record in records], 128)
+    descriptor = fast_descriptor(model_path=str(model))
+    system = SystemDescriptor.model_validate(descriptor)
+    for step in required_steps(system, load_round(system.round)):
+        finished = short_run(descriptor, step.scenario, step.mode, dataset, folder / "runs")
+        assert finished.record.valid, finished.record.problems
+    return descriptor, folder / "runs"

@@ -10,12 +10,9 @@ from typing import Any
 
 import pytest
 from conftest import run_cli, write_json
-from harness_helpers import fast_descriptor, short_run
+from harness_helpers import every_step_run
 
-from harness.matrix import required_steps
-from harness.synthetic_data import synthesize_dataset, write_demo_model
 from submitter.errors import SubmitterError, UsageProblem
-from submitter.rounds.registry import load_round
 from submitter.stage import StageRequest, stage
 from submitter.stage.selection import Eligibility
 from submitter.systems.descriptor import SystemDescriptor
@@ -27,20 +24,7 @@ TRIAL_RULES = {"PERF-SAMPLE-COUNT", "PERF-MIN-DURATION", "PERF-MIN-QUERIES", "AC
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
-    """One short run of every step the round requires, made once for this module."""
-    folder = tmp_path_factory.mktemp("stage-runs")
-    generation = load_round("v6.1").benchmark("llama3.1-8b").generation
-    assert generation is not None
-    dataset = folder / "data.json"
-    records = synthesize_dataset(dataset, 64, generation)
-    # The demo model's tokenizer and answers: accuracy runs are scored, as staging requires.
-    model = write_demo_model(folder / "model", [str(record["output"]) for record in records], 128)
-    descriptor = fast_descriptor(model_path=str(model))
-    system = SystemDescriptor.model_validate(descriptor)
-    for step in required_steps(system, load_round("v6.1")):
-        finished = short_run(descriptor, step.scenario, step.mode, dataset, folder / "runs")
-        assert finished.record.valid, finished.record.problems
-    return descriptor, folder / "runs"
+    return every_step_run(tmp_path_factory.mktemp("stage-runs"))
 
 
 def fingerprints(folder: Path) -> dict[str, str]:
