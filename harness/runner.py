@@ -306,7 +306,10 @@ def _remove_run_directory(run_dir: Path, runs_root: Path) -> None:
         parent.rmdir()
 
 
-def _metric_text(outcome: LoadGenOutcome | None) -> str | None:
+def _result_text(outcome: LoadGenOutcome | None, accuracy: dict | None) -> str | None:
+    """The ledger's one-line result: the scores of an accuracy run, the LoadGen metric otherwise."""
+    if accuracy and accuracy.get("evaluated"):
+        return ", ".join(f"{key} {value}" for key, value in accuracy["result"].items())
     if outcome is None or outcome.metric_value is None:
         return None
     return f"{outcome.metric_value:.2f} {outcome.metric_unit}"
@@ -444,7 +447,7 @@ def execute(plan: RunPlan) -> FinishedRun:
         run_dir=ledger_dir,
         status=status,
         valid=record.valid,
-        detail=problems[0] if problems else _metric_text(outcome),
+        detail=problems[0] if problems else _result_text(outcome, accuracy),
     )
     if status == "interrupted":
         raise RunInterrupted(f"interrupted; what LoadGen wrote so far and run.json are in {run_dir}")
