@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.loadgen_settings import read_audit_config
-from harness.record import RUN_RECORD, RunRecord, read_record
+from harness.record import RUN_RECORD, EngineRecord, LoadGenRecord, RunRecord, read_record
 from harness.runner import RunPlan
 from submitter.errors import SubmitterError
 
@@ -26,59 +26,47 @@ class Earlier:
     note: str  # why the plan runs it again; empty for a first run
 
 
-def _normalised(value: Any) -> Any:
-    return json.loads(json.dumps(value))
+def _settings(
+    round_name: str, engine: EngineRecord, loadgen: LoadGenRecord, audit: object, dataset: dict[str, Any]
+) -> dict[str, Any]:
+    """What decides a run's result, as plain JSON values, the same way for a plan and for a record."""
+    return json.loads(
+        json.dumps(
+            {
+                "round": round_name,
+                "engine": engine.model_dump(mode="json"),
+                "loadgen": loadgen.model_dump(
+                    mode="json", include={"model", "scenario", "user_conf", "overrides"}
+                ),
+                "audit": audit,
+                "dataset_sha256": dataset.get("sha256"),
+                "dataset_samples": dataset.get("samples"),
+            }
+        )
+    )
 
 
 def plan_settings(plan: RunPlan) -> dict[str, Any]:
-    engine = plan.engine
-    return _normalised(
-        {
-            "round": plan.rules.name,
-            "backend": engine.backend,
-            "model": engine.model,
-            "dummy_weights": engine.dummy_weights,
-            "tensor_parallel_size": engine.tensor_parallel_size,
-            "replicas": engine.replicas,
-            "engine_args": engine.args,
-            "environment": plan.setup.environment,
-            "sampling": engine.generation.model_dump(),
-            "loadgen_model": plan.target.model,
-            "loadgen_scenario": plan.target.scenario,
-            "user_conf": plan.user_conf,
-            "overrides": plan.overrides,
-            "audit": read_audit_config(plan.audit_config) if plan.audit_config else None,
-            "dataset_sha256": plan.dataset_sha256,
-            "dataset_samples": plan.dataset_size,
-        }
+    loadgen = LoadGenRecord(
+        model=plan.target.model,
+        scenario=plan.target.scenario,
+        user_conf=plan.user_conf,
+        overrides=plan.overrides,
+        audit_config=None,
+        outcome=None,
     )
+    audit = read_audit_config(plan.audit_config) if plan.audit_config else None
+    dataset = {"sha256": plan.dataset_sha256, "samples": plan.dataset_size}
+    return _settings(plan.rules.name, plan.engine_record(), loadgen, audit, dataset)
 
 
 def record_settings(record: RunRecord) -> dict[str, Any]:
-    engine, loadgen = record.engine, record.loadgen
-    audit_file = Path(loadgen.audit_config) if loadgen.audit_config else None
-    return _normalised(
-        {
-            "round": record.round,
-            "backend": engine.backend,
-            "model": engine.model,
-            "dummy_weights": engine.dummy_weights,
-            "tensor_parallel_size": engine.tensor_parallel_size,
-            "replicas": engine.replicas,
-            "engine_args": engine.args,
-            "environment": engine.environment,
-            "sampling": engine.sampling,
-            "loadgen_model": loadgen.model,
-            "loadgen_scenario": loadgen.scenario,
-            "user_conf": loadgen.user_conf,
-            "overrides": loadgen.overrides,
-            "audit": (
-                read_audit_config(audit_file) if audit_file and audit_file.is_file() else loadgen.audit_config
-            ),
-            "dataset_sha256": record.dataset.get("sha256"),
-            "dataset_samples": record.dataset.get("samples"),
-        }
+    audit_file = Path(record.loadgen.audit_config) if record.loadgen.audit_config else None
+    # Compare the audit file's settings, not its path: the checkout may have moved.
+    audit = (
+        read_audit_config(audit_file) if audit_file and audit_file.is_file() else record.loadgen.audit_config
     )
+    return _settings(record.round, record.engine, record.loadgen, audit, record.dataset)
 
 
 def differences(planned: dict[str, Any], recorded: dict[str, Any], prefix: str = "") -> list[str]:

@@ -92,6 +92,19 @@ class RunPlan:
     audit_config: Path | None
     not_submittable: list[str] = field(default_factory=list)
 
+    def engine_record(self) -> EngineRecord:
+        """The engine as run.json records it."""
+        return EngineRecord(
+            backend=self.engine.backend,
+            model=self.engine.model,
+            dummy_weights=self.engine.dummy_weights,
+            tensor_parallel_size=self.engine.tensor_parallel_size,
+            replicas=self.engine.replicas,
+            args=self.engine.args,
+            environment=self.setup.environment,
+            sampling=self.engine.generation.model_dump(),
+        )
+
     @property
     def scorable(self) -> bool:
         """An accuracy run is scored on the spot when the model directory carries its tokenizer."""
@@ -415,16 +428,7 @@ def execute(plan: RunPlan) -> FinishedRun:
         versions={**environment.versions(), **(result.engine_versions if result else {})},
         git=environment.git_state(),
         gpus=environment.gpus(),
-        engine=EngineRecord(
-            backend=plan.engine.backend,
-            model=plan.engine.model,
-            dummy_weights=plan.engine.dummy_weights,
-            tensor_parallel_size=plan.engine.tensor_parallel_size,
-            replicas=plan.engine.replicas,
-            args=plan.engine.args,
-            environment=plan.setup.environment,
-            sampling=plan.engine.generation.model_dump(),
-        ),
+        engine=plan.engine_record(),
         dataset={"path": str(plan.dataset), "samples": plan.dataset_size, "sha256": plan.dataset_sha256},
         loadgen=LoadGenRecord(
             model=plan.target.model,

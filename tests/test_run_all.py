@@ -203,22 +203,14 @@ def test_a_second_run_all_for_the_same_system_is_refused(tmp_path: Path, dataset
     assert not any((tmp_path / "runs" / "fast_cpu").glob("llama3.1-8b"))
 
 
+RUN_ALL_SERVER_SMOKE = ("run-all", "--system", "fast_cpu.json", "--scenario", "Server", "--smoke")
+
+
 def _start_run_all(tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
     descriptor = fast_descriptor(dataset_path=str(tmp_path / "data.json"))
     write_json(tmp_path / "fast_cpu.json", descriptor)
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "submitter",
-            "run-all",
-            "--system",
-            "fast_cpu.json",
-            "--scenario",
-            "Server",
-            "--smoke",
-            *extra,
-        ],
+        [sys.executable, "-m", "submitter", *RUN_ALL_SERVER_SMOKE, *extra],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -273,9 +265,7 @@ def test_kill_9_midway_then_run_again_finishes_the_plan_without_redoing_valid_ru
     assert _gone(worker, timeout_s=10), "the worker outlived run-all"
     assert not (killed_run / "run.json").exists()
 
-    rerun = run_cli(
-        "run-all", "--system", "fast_cpu.json", "--scenario", "Server", "--smoke", "--json", cwd=tmp_path
-    )
+    rerun = run_cli(*RUN_ALL_SERVER_SMOKE, "--json", cwd=tmp_path)
     assert rerun.returncode == 0, rerun.stderr
     outcome = json.loads(rerun.stdout)
     assert outcome["valid"] is True
@@ -314,12 +304,7 @@ def test_sigterm_records_the_run_as_interrupted_and_the_next_plan_redoes_it(tmp_
     assert read_events(tmp_path / "runs")[-1].event == "plan-interrupted"
 
     dry = run_cli(
-        "run-all",
-        "--system",
-        "fast_cpu.json",
-        "--scenario",
-        "Server",
-        "--smoke",
+        *RUN_ALL_SERVER_SMOKE,
         "--dry-run",
         "--json",
         cwd=tmp_path,
