@@ -1,0 +1,148 @@
+"""`package_tree`: the repository rules and a leak scan over a submission tree, then the upload archive.
+
+Nothing is written unless both pass: `repository` runs the checker's hygiene rules (dot files,
+spaces, symlinks, files over 50 MB, …), `leaks` scans every path and text file for host names,
+addresses, user names, tokens and keys, and only then `archive` writes NAME.tar.gz, its sha256 file
+and NAME.manifest.json. The input tree is only read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from submitter.check.load import FileIndex, index_files
+from submitter.check.tree import Scope, locate
+from submitter.errors import UsageProblem
+from submitter.package.allow import AllowEntry, AllowList
+from submitter.package.archive import ArchivePaths, WrittenArchive, write_archive
+from submitter.package.leaks import LEAK_RULES, Sensitive, scan_tree
+from submitter.package.repository import REPOSITORY_RULES, TreeRound, repository_findings, tree_round
+from submitter.rules import Finding, Severity
+
+__all__ = [
+    "LEAK_RULES",
+    "REPOSITORY_RULES",
+    "AllowList",
+    "PackageReport",
+    "PackageRequest",
+    "Sensitive",
+    "package_tree",
+    "parse_allow_list",
+]
+
+ARCHIVE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+@dataclass(frozen=True)
+class PackageRequest:
+    path: Path  # a submission root, a division folder or a submitter folder
+    out_dir: Path = Path(".")
+    name: str | None = None  # the archive's name without .tar.gz; the folder's name when None
+    round_name: str | None = None  # detected from the tree when None
+    allow: AllowList = field(default_factory=AllowList)
+    sensitive: Sensitive | None = None  # this machine's host and user names when None
+    deny: tuple[str, ...] = ()
+    strict: bool = False  # warnings block the package too
+    force: bool = False  # replace an archive of the same name
+    dry_run: bool = False  # check and scan only
+
+
+@dataclass(frozen=True)
+class PackageReport:
+    tree: TreeRound
+    findings: list[Finding]
+    scanned_files: int
+    binary_files: list[str]
+    not_scanned: tuple[str, ...]  # names of this machine or user too short to scan for
+    unused_allows: list[AllowEntry]
+    paths: ArchivePaths
+    blocked: bool  # errors were found (or warnings, with strict): nothing may be written
+    written: WrittenArchive | None  # None when blocked or on a dry run
+
+    @property
+    def errors(self) -> int:
+        return sum(finding.severity is Severity.ERROR for finding in self.findings)
+
+    @property
+    def warnings(self) -> int:
+        return sum(finding.severity is Severity.WARNING for finding in self.findings)
+
+
+def parse_allow_list(options: tuple[str, ...], files: tuple[Path, ...]) -> AllowList:
+    return AllowList.parse(
+        options, files, (rule.id for rule in LEAK_RULES), (rule.id for rule in REPOSITORY_RULES)
+    )
+
+
+def package_tree(request: PackageRequest) -> PackageReport:
+    scope = locate(request.path)
+    paths = ArchivePaths.of(request.out_dir, archive_name(request))
+    _refuse_output_inside(scope, request.out_dir)
+    if not request.dry_run:
+        _refuse_unwritable(request.out_dir)
+    if not request.force and not request.dry_run and (existing := paths.existing()):
+        raise UsageProblem(f"{existing[0]} exists; pass --force to replace it, or --name another name")
+    index = index_files(scope)
+    found_round = tree_round(scope, index, request.round_name)
+    sensitive = request.sensitive or Sensitive.of_this_machine(request.deny)
+    files = sorted({*index.files, *index.root_files})
+    scan = scan_tree(scope.root, files, _every_path(index), sensitive, request.allow)
+    findings = [*repository_findings(scope, index, found_round.rules), *scan.findings]
+    blocked = any(
+        finding.severity is Severity.ERROR or (request.strict and finding.severity is Severity.WARNING)
+        for finding in findings
+    )
+    written = None
+    if not blocked and not request.dry_run:
+        written = write_archive(scope.root, files, index.dirs, paths, request.force)
+    return PackageReport(
+        tree=found_round,
+        findings=findings,
+        scanned_files=scan.scanned_files,
+        binary_files=scan.binary_files,
+        not_scanned=sensitive.not_scanned,
+        unused_allows=request.allow.unused(),
+        paths=paths,
+        blocked=blocked,
+        written=written,
+    )
+
+
+def archive_name(request: PackageRequest) -> str:
+    name = request.name or request.path.resolve().name
+    if not ARCHIVE_NAME.fullmatch(name):
+        raise UsageProblem(
+            f"{name!r} cannot name an archive; pass --name with letters, digits, '.', '_' or '-'"
+        )
+    return name
+
+
+def _every_path(index: FileIndex) -> list[str]:
+    return sorted({*index.files, *index.dirs, *index.symlinks, *index.root_files})
+
+
+def _refuse_unwritable(out_dir: Path) -> None:
+    """Found before the scan, not after it: the folder is made only when there is something to write."""
+    existing = next(folder for folder in (out_dir.absolute(), *out_dir.absolute().parents) if folder.exists())
+    if not existing.is_dir():
+        raise UsageProblem(f"--out {out_dir}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageProblem(f"--out {out_dir}: {existing} is not writable")
+
+
+def _refuse_output_inside(scope: Scope, out_dir: Path) -> None:
+    """Writing into the tree would change what is being packaged (and package the archive next time)."""
+    out = out_dir.resolve()
+    packaged = [scope.root / division for division in scope.divisions]
+    if scope.submitter is not None:
+        packaged = [top / scope.submitter for top in packaged]
+    elif len(scope.divisions) > 1:
+        packaged.append(scope.root)  # the whole tree, with the documents beside its divisions
+    for top in packaged:
+        if out == top or top in out.parents:
+            raise UsageProblem(
+                f"--out {out_dir} lies inside the tree being packaged; write the archive elsewhere"
+            )

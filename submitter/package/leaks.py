@@ -1,0 +1,444 @@
+"""The leak scan: host names, addresses, user names, tokens and keys in every text file of a tree.
+
+Each rule looks at one line (or one path) at a time, so files of any size are streamed, never loaded
+whole. A finding says where (`path:line`), what kind of leak, and shows the match with the secret part
+redacted: the report itself must be safe to paste into a ticket.
+"""
+
+from __future__ import annotations
+
+import getpass
+import ipaddress
+import os
+import re
+import socket
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import BinaryIO
+
+from submitter.errors import SubmitterError
+from submitter.package.allow import AllowList
+from submitter.package.patterns import (
+    HOME_PATH_HINTS,
+    HOME_PATHS,
+    IPV4,
+    IPV6,
+    PRIVATE_KEYS,
+    SECRET_ASSIGNMENTS,
+    TOKENS,
+    VERSION_CONTEXT,
+    LeakPattern,
+    literal,
+)
+from submitter.rules import Finding, Problem, RuleSet, Severity
+
+# User names that are ordinary words in logs and paths: matching them would flood the report, and
+# naming them reveals nothing. Their home directories are still reported by LEAK-HOME-PATH.
+GENERIC_USER_NAMES = frozenset(
+    {"root", "user", "users", "admin", "nobody", "ubuntu", "runner", "username", "name", "me", "you"}
+)
+LOCAL_HOST_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
+# Shorter names are ordinary words too often: a host called `vm` would match every "VM OS" of a
+# system description. They are named in a note instead, and `--deny` scans for them on request.
+MIN_NAME_LENGTH = 3
+
+READ_CHUNK_BYTES = 1 << 20  # a line longer than this is scanned in pieces of this size …
+CHUNK_OVERLAP_CHARS = 256  # … each overlapping the previous, so a secret cut in two is still found
+BINARY_SNIFF_BYTES = 8192
+MAX_FINDINGS_PER_RULE_AND_FILE = 20  # then one summary finding: a log full of addresses is one problem
+EXCERPT_CHARS = 100
+
+
+NamedPattern = tuple[str, re.Pattern[str]]
+
+
+@dataclass(frozen=True)
+class Sensitive:
+    """Words that must never leave: this machine's names, its user's name, and whatever `--deny` adds."""
+
+    hosts: tuple[NamedPattern, ...] = ()
+    users: tuple[NamedPattern, ...] = ()
+    denied: tuple[NamedPattern, ...] = ()
+    not_scanned: tuple[str, ...] = ()  # names left out, and why: the user is told
+
+    @classmethod
+    def build(
+        cls, hosts: Iterable[str] = (), users: Iterable[str] = (), denied: Iterable[str] = ()
+    ) -> Sensitive:
+        host_names = [h for h in _unique(hosts) if h.lower() not in LOCAL_HOST_NAMES]
+        user_names = _unique(users)
+        short = [name for name in (*host_names, *user_names) if len(name) < MIN_NAME_LENGTH]
+        # Host and user names are matched as the machine writes them (logs copy them verbatim), so
+        # `gpu01` is found and the "GPU" of a description is not. `--deny` words match in any case.
+        return cls(
+            hosts=tuple((h, literal(h, ignore_case=False)) for h in host_names if h not in short),
+            users=tuple((u, literal(u, ignore_case=False)) for u in user_names if _is_telling_user_name(u)),
+            denied=tuple((d, literal(d, ignore_case=True)) for d in _unique(denied)),
+            not_scanned=tuple(
+                f"{name!r} is too short to scan for (--deny {name} scans for it)" for name in short
+            ),
+        )
+
+    @classmethod
+    def of_this_machine(cls, denied: Iterable[str] = ()) -> Sensitive:
+        hostname = socket.gethostname()
+        fqdn = socket.getfqdn()
+        hosts = (hostname, hostname.split(".")[0], fqdn, fqdn.split(".")[0])
+        users = (getpass.getuser(), os.environ.get("SUDO_USER", ""))
+        return cls.build(hosts, users, denied)
+
+    def names_of_people(self) -> set[str]:
+        """Names another rule already reports as errors, which the home-path warning leaves out."""
+        return {*(name for name, _ in self.users), *(word.lower() for word, _ in self.denied)}
+
+
+def _unique(words: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(word.strip() for word in words if word and word.strip()))
+
+
+def _is_telling_user_name(name: str) -> bool:
+    return len(name) >= MIN_NAME_LENGTH and name.lower() not in GENERIC_USER_NAMES
+
+
+@dataclass(frozen=True)
+class ScannedLine:
+    """What a leak rule looks at: one line of a file (or, with no number, a path in the tree)."""
+
+    path: str
+    number: int | None
+    text: str
+    sensitive: Sensitive
+    # A very long line comes in overlapping pieces: matches ending before `fresh_from` were reported
+    # with the previous piece, and one touching the end of a piece that does not end the line may go
+    # on in the next, where it is found whole.
+    fresh_from: int = 0
+    open_end: bool = False
+
+    @cached_property
+    def lowered(self) -> str:
+        return self.text.lower()
+
+    def find(self, regex: re.Pattern[str]) -> Iterator[re.Match[str]]:
+        for match in regex.finditer(self.text):
+            if match.end() >= self.fresh_from and not (self.open_end and match.end() == len(self.text)):
+                yield match
+
+
+@dataclass(frozen=True)
+class LeakProblem(Problem):
+    matched: str = ""  # the text an allow entry is compared with (never printed for secrets)
+
+
+LEAK_RULES: RuleSet[ScannedLine] = RuleSet("leak scan")
+rule = LEAK_RULES.rule
+
+SECRET_FIX = (
+    "revoke it where it was issued, delete it from the file, and read it from the environment when the "
+    "program runs"
+)
+
+
+@rule("LEAK-PRIVATE-KEY", Severity.ERROR, "no private key (PEM, OpenSSH, PuTTY) in any file")
+def private_keys(line: ScannedLine) -> Iterator[Problem]:
+    yield from _pattern_problems(
+        line, PRIVATE_KEYS, f"remove the key from the tree; if it was shared, {SECRET_FIX}"
+    )
+
+
+@rule("LEAK-TOKEN", Severity.ERROR, "no access token of a known service (Hugging Face, GitHub, AWS, …)")
+def service_tokens(line: ScannedLine) -> Iterator[Problem]:
+    yield from _pattern_problems(line, TOKENS, SECRET_FIX)
+
+
+@rule(
+    "LEAK-SECRET", Severity.ERROR, "no password, key or token assigned in a file or written into an address"
+)
+def secret_assignments(line: ScannedLine) -> Iterator[Problem]:
+    for problem in _pattern_problems(line, SECRET_ASSIGNMENTS, SECRET_FIX):
+        # A known token in an assignment (`HF_TOKEN=hf_…`) is LEAK-TOKEN's finding already.
+        if not any(pattern.regex.search(problem.matched) for pattern in TOKENS):
+            yield problem
+
+
+@rule(
+    "LEAK-IP",
+    Severity.ERROR,
+    "no IPv4 or IPv6 address of a host (loopback, documentation ranges and versions aside)",
+)
+def ip_addresses(line: ScannedLine) -> Iterator[Problem]:
+    fix = (
+        "replace the address with a placeholder or remove the line; if it is a version number, allow it "
+        "(--allow 'LEAK-IP PATH TEXT')"
+    )
+    for match in line.find(IPV4):
+        address = match["address"]
+        if _is_host_ipv4(address) and not VERSION_CONTEXT.search(
+            line.text, max(0, match.start() - 40), match.start()
+        ):
+            yield LeakProblem(
+                message=f"holds the IPv4 address {address}", fix=fix, line=line.number, matched=address
+            )
+    for match in line.find(IPV6):
+        address = match["address"]
+        if _is_host_ipv6(address):
+            yield LeakProblem(
+                message=f"holds the IPv6 address {address}", fix=fix, line=line.number, matched=address
+            )
+
+
+@rule("LEAK-HOSTNAME", Severity.ERROR, "no name of the machine that packages the tree (host name, FQDN)")
+def host_names(line: ScannedLine) -> Iterator[Problem]:
+    taken: list[tuple[int, int]] = []
+    # Longest first: `node7` inside `node7.corp.example.com` is the same leak, reported once.
+    for name, regex in sorted(line.sensitive.hosts, key=lambda named: -len(named[0])):
+        for match in line.find(regex):
+            if any(start < match.end() and match.start() < end for start, end in taken):
+                continue
+            taken.append(match.span())
+            yield LeakProblem(
+                message=f"names this machine ({name})",
+                fix="replace the host name with the system's public name or remove it",
+                line=line.number,
+                matched=name,
+            )
+
+
+@rule("LEAK-USER", Severity.ERROR, "no name of the user who packages the tree")
+def user_names(line: ScannedLine) -> Iterator[Problem]:
+    for name, regex in line.sensitive.users:
+        for _ in line.find(regex):
+            yield LeakProblem(
+                message=f"names the user {name!r} (who is packaging this tree)",
+                fix="remove the name (paths: make them relative or use a neutral folder such as /models)",
+                line=line.number,
+                matched=name,
+            )
+
+
+@rule(
+    "LEAK-HOME-PATH",
+    Severity.WARNING,
+    "no absolute path into a home directory (/home/NAME, /Users/NAME, /root)",
+)
+def home_paths(line: ScannedLine) -> Iterator[Problem]:
+    if not any(hint in line.lowered for hint in HOME_PATH_HINTS):
+        return
+    already_errors = line.sensitive.names_of_people()
+    for match in line.find(HOME_PATHS):
+        name = match["name"] or match["winname"]
+        if name is None:
+            yield LeakProblem(
+                message="holds a path in root's home directory (/root/…)",
+                fix="use a neutral folder (/models, /data) or a relative path",
+                line=line.number,
+                matched="/root",
+            )
+        elif (
+            name not in already_errors and name.lower() not in already_errors and _is_telling_user_name(name)
+        ):
+            home = f"{match['unix'] or match['windows']}{'/' if match['unix'] else chr(92)}{name}"
+            yield LeakProblem(
+                message=f"names the user {name!r} in a home-directory path ({home})",
+                fix=(
+                    "use a neutral folder or a relative path; if the name may leave, allow it "
+                    f"(--allow 'LEAK-HOME-PATH * {home}'); --deny {name} makes it an error"
+                ),
+                line=line.number,
+                matched=home,
+            )
+
+
+@rule("LEAK-DENIED", Severity.ERROR, "no word given with --deny (project code names, customers, sites)")
+def denied_words(line: ScannedLine) -> Iterator[Problem]:
+    for word, regex in line.sensitive.denied:
+        for _ in line.find(regex):
+            yield LeakProblem(
+                message=f"holds the denied word {word!r}",
+                fix="remove or replace it",
+                line=line.number,
+                matched=word,
+            )
+
+
+def _pattern_problems(line: ScannedLine, patterns: Iterable[LeakPattern], fix: str) -> Iterator[LeakProblem]:
+    for pattern in patterns:
+        if not pattern.may_match(line.lowered):
+            continue
+        for match in line.find(pattern.regex):
+            secret = match[pattern.secret] if pattern.secret else match[0]
+            if pattern.accept is not None and not pattern.accept(secret):
+                continue
+            yield LeakProblem(
+                message=f"holds {pattern.description} ({redacted_excerpt(match, pattern)})",
+                fix=fix,
+                line=line.number,
+                matched=secret,
+            )
+
+
+def redact(secret: str) -> str:
+    """At most a quarter of the secret and 4 characters: enough to recognise it, not to use it."""
+    return f"{secret[: min(4, len(secret) // 4)]}…[{len(secret)} characters redacted]"
+
+
+def redacted_excerpt(match: re.Match[str], pattern: LeakPattern) -> str:
+    if pattern.secret is None:
+        return _shorten(match[0])
+    start, end = match.span(pattern.secret)
+    before = match.string[match.start() : start]
+    after = match.string[end : match.end()]
+    return f"{_shorten(before)}{redact(match[pattern.secret])}{_shorten(after)}"
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= EXCERPT_CHARS else f"{text[:EXCERPT_CHARS]}…"
+
+
+def _is_host_ipv4(text: str) -> bool:
+    try:
+        address = ipaddress.IPv4Address(text)  # rejects octets over 255 and leading zeros: dates, versions
+    except ValueError:
+        return False
+    return not (
+        address.is_loopback
+        or address.is_unspecified
+        or address.is_multicast
+        or address.is_reserved  # 240/4, 255.255.255.255, and netmasks such as 255.255.255.0
+        or any(address in network for network in _NOT_HOSTS_V4)
+    )
+
+
+_NOT_HOSTS_V4 = (
+    ipaddress.IPv4Network("0.0.0.0/8"),  # "this network"; 0.x.y.z in a log is a version
+    ipaddress.IPv4Network("192.0.2.0/24"),  # the documentation ranges of RFC 5737
+    ipaddress.IPv4Network("198.51.100.0/24"),
+    ipaddress.IPv4Network("203.0.113.0/24"),
+)
+
+
+def _is_host_ipv6(text: str) -> bool:
+    # Times (12:34:56), slices (1::2) and C++ scopes are not addresses: an address that could be
+    # mistaken for one of them is too short to say anything, so three groups are required.
+    if sum(1 for group in text.split(":") if group) < 3:
+        return False
+    try:
+        address = ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return not (
+        address.is_loopback
+        or address.is_unspecified
+        or address.is_multicast
+        or address in ipaddress.IPv6Network("2001:db8::/32")  # documentation (RFC 3849)
+    )
+
+
+@dataclass
+class LeakScan:
+    findings: list[Finding] = field(default_factory=list)
+    scanned_files: int = 0
+    binary_files: list[str] = field(default_factory=list)  # not scanned: their content is not text
+
+
+def scan_tree(
+    root: Path, files: Iterable[str], names: Iterable[str], sensitive: Sensitive, allow: AllowList
+) -> LeakScan:
+    """Scan every path in `names` and the content of every text file in `files` (paths relative to root)."""
+    scan = LeakScan()
+    for path in sorted(names):
+        # Only the last part: a folder's name is scanned once, not again in the path of each file it holds.
+        line = ScannedLine(path, None, path.rsplit("/", 1)[-1], sensitive)
+        scan.findings.extend(_findings(_Counts(), line, allow))
+    for path in sorted(files):
+        if is_binary(root / path):
+            scan.binary_files.append(path)
+            continue
+        scan.scanned_files += 1
+        scan.findings.extend(scan_file(root, path, sensitive, allow))
+    return scan
+
+
+def scan_file(root: Path, path: str, sensitive: Sensitive, allow: AllowList) -> list[Finding]:
+    counts = _Counts()
+    findings: list[Finding] = []
+    try:
+        with (root / path).open("rb") as stream:
+            for number, text, fresh_from, open_end in _pieces(stream):
+                line = ScannedLine(path, number, text, sensitive, fresh_from, open_end)
+                findings.extend(_findings(counts, line, allow))
+    except OSError as exc:
+        raise SubmitterError(
+            f"{root / path} cannot be read ({exc.strerror}), so it cannot be scanned or packaged; "
+            "fix its permissions"
+        ) from None
+    return findings + _overflow_findings(counts, path)
+
+
+def is_binary(path: Path) -> bool:
+    try:
+        with path.open("rb") as stream:
+            return b"\0" in stream.read(BINARY_SNIFF_BYTES)
+    except OSError as exc:
+        raise SubmitterError(f"{path} cannot be read ({exc.strerror}); fix its permissions") from None
+
+
+def _pieces(stream: BinaryIO) -> Iterator[tuple[int, str, int, bool]]:
+    """(line number, text, where new text starts, whether the line goes on): lines, long ones in pieces."""
+    number, carry = 1, ""
+    piece = stream.readline(READ_CHUNK_BYTES)
+    while piece:
+        following = stream.readline(READ_CHUNK_BYTES)
+        ends_line = piece.endswith(b"\n") or not following
+        text = piece.decode("utf-8", errors="replace")
+        yield number, carry + text, len(carry), not ends_line
+        number, carry = (number + 1, "") if ends_line else (number, text[-CHUNK_OVERLAP_CHARS:])
+        piece = following
+
+
+@dataclass
+class _Counts:
+    seen: Counter[str] = field(default_factory=Counter)
+    first_hidden_line: dict[str, int | None] = field(default_factory=dict)
+
+
+def _findings(counts: _Counts, line: ScannedLine, allow: AllowList) -> Iterator[Finding]:
+    reported: set[tuple[str, str]] = set()
+    for leak_rule in LEAK_RULES:
+        for problem in leak_rule.check(line):
+            matched = problem.matched if isinstance(problem, LeakProblem) else problem.message
+            if (leak_rule.id, matched) in reported or allow.permits(leak_rule.id, line.path, matched):
+                continue
+            reported.add((leak_rule.id, matched))
+            counts.seen[leak_rule.id] += 1
+            if counts.seen[leak_rule.id] > MAX_FINDINGS_PER_RULE_AND_FILE:
+                counts.first_hidden_line.setdefault(leak_rule.id, line.number)
+                continue
+            yield Finding(
+                rule=leak_rule.id,
+                severity=leak_rule.severity,
+                path=line.path,
+                line=line.number,
+                message=problem.message if line.number is not None else f"its name {problem.message}",
+                fix=problem.fix,
+            )
+
+
+def _overflow_findings(counts: _Counts, path: str) -> list[Finding]:
+    findings = []
+    for leak_rule in LEAK_RULES:
+        hidden = counts.seen[leak_rule.id] - MAX_FINDINGS_PER_RULE_AND_FILE
+        if hidden > 0:
+            findings.append(
+                Finding(
+                    rule=leak_rule.id,
+                    severity=leak_rule.severity,
+                    path=path,
+                    line=counts.first_hidden_line[leak_rule.id],
+                    message=f"holds {hidden} more finding(s) of this rule from this line on, not listed",
+                    fix="fix the ones listed, then package again to see the rest",
+                )
+            )
+    return findings
