@@ -73,6 +73,7 @@ class RunRequest:
     runs_root: Path = Path("runs")
     progress: bool = False
     command_line: tuple[str, ...] = ()
+    target_qps: float | None = None  # replaces the descriptor's (tune-qps trials)
 
 
 @dataclass(frozen=True)
@@ -220,6 +221,9 @@ def plan_run(request: RunRequest) -> RunPlan:
         dummy_weights=dummy,
         quantization=setup.quantization,
     )
+    user_conf = dict(scenario_setup.user_conf)
+    if request.target_qps is not None:
+        user_conf["target_qps"] = request.target_qps
     not_submittable = []
     if request.smoke:
         not_submittable.append("a --smoke run (shortened; LoadGen settings overridden)")
@@ -233,7 +237,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         benchmark=benchmark,
         setup=setup,
         target=target,
-        user_conf=dict(scenario_setup.user_conf),
+        user_conf=user_conf,
         engine=engine,
         dataset=dataset_path.resolve(),
         dataset_size=dataset.size,

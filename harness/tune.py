@@ -1,0 +1,157 @@
+"""`submitter tune-qps`: the highest Server or Interactive target_qps that LoadGen still judges VALID.
+
+LoadGen's own verdict is the criterion: with early stopping it decides whether the p99 TTFT and TPOT
+stay under the scenario's limits at that arrival rate. Short trials bracket the answer (growing or
+shrinking by `step`), bisection narrows it to `precision`, and a full-length run confirms the best;
+if the confirmation is INVALID the rate steps down by `precision` and is confirmed again.
+
+    result = tune_qps(TuneRequest(system, Scenario.SERVER), on_trial=print)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.loadgen_settings import Mode, Smoke
+from harness.runner import FinishedRun, RunRequest, execute, plan_run
+from submitter.errors import UsageProblem
+from submitter.rounds.models import Scenario
+from submitter.systems.descriptor import SystemDescriptor
+
+# A trial: 1024 samples as the sample set (equal-issue rounds Server runs up to whole sets of it),
+# 60 s, at least 1024 queries (early stopping needs several hundred to judge p99).
+TRIAL = Smoke(samples=1024, min_duration_ms=60_000, server_min_queries=1024)
+
+
+@dataclass(frozen=True)
+class TuneRequest:
+    system: SystemDescriptor
+    scenario: Scenario
+    benchmark: str = "llama3.1-8b"
+    start_qps: float | None = None  # default: the descriptor's target_qps
+    trial: Smoke = TRIAL
+    confirm: Smoke | None = None  # None: a full-length run; a Smoke: a longer trial (tests)
+    skip_confirm: bool = False
+    precision: float = 0.02  # stop when the valid and invalid rates are this close (relative)
+    step: float = 1.5  # growth factor while bracketing
+    max_trials: int = 16
+    dataset: Path | None = None
+    model: str | None = None
+    runs_root: Path = Path("runs")
+    progress: bool = False
+    command_line: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Trial:
+    qps: float
+    confirmation: bool  # a run confirming the search's answer, not a search step
+    full_length: bool
+    valid: bool
+    run_dir: Path
+    tokens_per_second: float | None
+    p99_ttft_ms: float | None
+    p99_tpot_ms: float | None
+    why_invalid: str | None
+
+
+@dataclass
+class TuneResult:
+    trials: list[Trial] = field(default_factory=list)
+    best: Trial | None = None  # the highest valid rate: confirmed at full length unless skipped
+
+
+def _trial(request: TuneRequest, qps: float, smoke: Smoke | None, confirmation: bool) -> Trial:
+    finished: FinishedRun = execute(
+        plan_run(
+            RunRequest(
+                system=request.system,
+                benchmark=request.benchmark,
+                scenario=request.scenario,
+                mode=Mode.PERFORMANCE,
+                dataset=request.dataset,
+                model=request.model,
+                smoke=smoke,
+                runs_root=request.runs_root,
+                progress=request.progress,
+                command_line=request.command_line,
+                target_qps=round(qps, 3),
+            )
+        )
+    )
+    outcome = finished.record.loadgen.outcome
+    figures = outcome.figures if outcome else {}
+    return Trial(
+        qps=round(qps, 3),
+        confirmation=confirmation,
+        full_length=smoke is None,
+        valid=finished.record.valid,
+        run_dir=finished.run_dir,
+        tokens_per_second=outcome.metric_value if outcome else None,
+        p99_ttft_ms=figures["p99_ttft_ns"] / 1e6 if "p99_ttft_ns" in figures else None,
+        p99_tpot_ms=figures["p99_tpot_ns"] / 1e6 if "p99_tpot_ns" in figures else None,
+        why_invalid=None if finished.record.valid else "; ".join(finished.record.problems) or "not valid",
+    )
+
+
+def _start_qps(request: TuneRequest) -> float:
+    if request.start_qps is not None:
+        return request.start_qps
+    setup = request.system.benchmarks.get(request.benchmark)
+    scenario = setup.scenarios.get(request.scenario) if setup else None
+    configured = scenario.user_conf.get("target_qps") if scenario else None
+    if not configured:
+        raise UsageProblem(
+            f"systems/{request.system.id}.json sets no {request.scenario} target_qps to start from; "
+            "pass --start QPS"
+        )
+    return float(configured)
+
+
+def tune_qps(request: TuneRequest, on_trial: Callable[[Trial], None]) -> TuneResult:
+    if request.scenario not in (Scenario.SERVER, Scenario.INTERACTIVE):
+        raise UsageProblem("tune-qps searches Server and Interactive rates; Offline has no arrival rate")
+    result = TuneResult()
+
+    def attempt(qps: float, smoke: Smoke | None, confirmation: bool = False) -> Trial:
+        trial = _trial(request, qps, smoke, confirmation)
+        result.trials.append(trial)
+        on_trial(trial)
+        return trial
+
+    low: float | None = None  # highest rate seen valid
+    high: float | None = None  # lowest rate seen invalid
+    qps = _start_qps(request)
+    while len(result.trials) < request.max_trials:
+        if low is not None and high is not None and high / low - 1 <= request.precision:
+            break
+        trial = attempt(qps, request.trial)
+        if trial.valid:
+            low = qps
+        else:
+            high = qps
+        if low is None:
+            qps = qps / request.step
+        elif high is None:
+            qps = qps * request.step
+        else:
+            qps = math.sqrt(low * high)
+    if low is None:
+        return result
+    result.best = next(t for t in result.trials if t.qps == round(low, 3) and t.valid)
+    if request.skip_confirm:
+        return result
+
+    # Short trials can be luckier than ten minutes; step down until a full-length run is VALID too.
+    candidate = low
+    for _ in range(3):
+        confirmation = attempt(candidate, request.confirm, confirmation=True)
+        if confirmation.valid:
+            result.best = confirmation
+            return result
+        candidate = candidate * (1 - request.precision)
+    result.best = None
+    return result

@@ -1,0 +1,109 @@
+"""`submitter tune-qps`: find the highest valid Server or Interactive target_qps for a system."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from harness.tune import TRIAL, Trial, TuneRequest, tune_qps
+from submitter.cli.output import echo_json, echo_table
+from submitter.cli.run import load_runnable_descriptor
+from submitter.rounds.models import Scenario
+
+
+def _row(trial: Trial) -> tuple[str, ...]:
+    def number(value: float | None, digits: int = 1) -> str:
+        return "" if value is None else f"{value:,.{digits}f}"
+
+    return (
+        f"{trial.qps:g}",
+        ("confirmation" if trial.confirmation else "search") + (", full length" if trial.full_length else ""),
+        "VALID" if trial.valid else "INVALID",
+        number(trial.tokens_per_second),
+        number(trial.p99_ttft_ms),
+        number(trial.p99_tpot_ms),
+        str(trial.run_dir),
+    )
+
+
+HEADERS = ("target_qps", "run", "LoadGen", "tokens/s", "p99 TTFT ms", "p99 TPOT ms", "run directory")
+
+
+@click.command("tune-qps")
+@click.option("--system", "system_id", required=True, help="Descriptor id (or path to its .json).")
+@click.option(
+    "--scenario", required=True, type=click.Choice([Scenario.SERVER.value, Scenario.INTERACTIVE.value])
+)
+@click.option("--benchmark", default="llama3.1-8b", show_default=True)
+@click.option(
+    "--start", "start_qps", type=float, help="First rate to try (default: the descriptor's target_qps)."
+)
+@click.option("--trial-seconds", type=float, default=TRIAL.min_duration_ms / 1000, show_default=True)
+@click.option("--precision", type=float, default=0.02, show_default=True, help="Relative gap to stop at.")
+@click.option("--no-confirm", is_flag=True, help="Skip the full-length confirmation run.")
+@click.option("--dataset", type=click.Path(path_type=Path), help="Dataset JSON (default: the descriptor's).")
+@click.option("--model", help="Checkpoint directory or hub name (default: the descriptor's model_path).")
+@click.option("--runs-dir", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the trials and the result as JSON.")
+def tune(
+    system_id: str,
+    scenario: str,
+    benchmark: str,
+    start_qps: float | None,
+    trial_seconds: float,
+    precision: float,
+    no_confirm: bool,
+    dataset: Path | None,
+    model: str | None,
+    runs_dir: Path,
+    as_json: bool,
+) -> None:
+    """Search the highest target_qps LoadGen judges VALID (p99 TTFT and TPOT under the scenario's
+    limits, by early stopping) with short trials, then confirm it with a full-length run."""
+    system = load_runnable_descriptor(system_id)
+    request = TuneRequest(
+        system=system,
+        scenario=Scenario(scenario),
+        benchmark=benchmark,
+        start_qps=start_qps,
+        trial=TRIAL.model_copy(update={"min_duration_ms": int(trial_seconds * 1000)}),
+        skip_confirm=no_confirm,
+        precision=precision,
+        dataset=dataset,
+        model=model,
+        runs_root=runs_dir,
+        progress=sys.stderr.isatty(),
+        command_line=("submitter", *sys.argv[1:]),
+    )
+
+    def report(trial: Trial) -> None:
+        verdict = "VALID" if trial.valid else f"INVALID ({trial.why_invalid})"
+        click.echo(
+            f"target_qps {trial.qps:g} ({'full' if trial.full_length else 'trial'}): {verdict}", err=True
+        )
+
+    result = tune_qps(request, report)
+    best = result.best
+    if as_json:
+        echo_json(
+            {
+                "system": system.id,
+                "scenario": scenario,
+                "best_qps": best.qps if best else None,
+                "confirmed_full_length": bool(best and best.full_length),
+                "trials": [{**trial.__dict__, "run_dir": str(trial.run_dir)} for trial in result.trials],
+            }
+        )
+    else:
+        echo_table([_row(trial) for trial in result.trials], headers=HEADERS)
+    if best is None:
+        click.echo("no rate was VALID; lower --start or look at the runs above", err=True)
+        sys.exit(1)
+    confirmed = "confirmed at full length" if best.full_length else "not confirmed at full length"
+    click.echo(
+        f"best {scenario} target_qps: {best.qps:g} ({confirmed}); set it in systems/{system.id}.json: "
+        f'"{scenario}": {{"user_conf": {{"target_qps": {best.qps:g}}}}}',
+        err=True,
+    )

@@ -1,0 +1,83 @@
+"""`submitter tune-qps`: a search LoadGen judges, on a synthetic engine whose capacity is known."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli, write_json
+from harness_helpers import fast_descriptor, write_dataset
+
+from harness.loadgen_settings import Smoke
+from harness.tune import TuneRequest, tune_qps
+from submitter.errors import UsageProblem
+from submitter.rounds.models import Scenario
+from submitter.systems.descriptor import SystemDescriptor
+
+# 64 sequences at 16000 tokens/s: one step every 4 ms, so 128-token answers leave at 125 per second.
+CAPACITY_QPS = 16000 / 128
+SHORT_TRIAL = Smoke(samples=64, min_duration_ms=2000, server_min_queries=512)
+
+
+def limited_engine() -> dict:
+    return fast_descriptor(
+        engine_args={"tokens_per_second": 16000, "max_num_seqs": 64, "time_to_first_token_ms": 5}
+    )
+
+
+def test_the_search_brackets_narrows_and_confirms(tmp_path: Path) -> None:
+    dataset = write_dataset(tmp_path / "data.json")
+    request = TuneRequest(
+        system=SystemDescriptor.model_validate(limited_engine()),
+        scenario=Scenario.SERVER,
+        start_qps=60,
+        trial=SHORT_TRIAL,
+        confirm=SHORT_TRIAL,  # a stand-in for the full-length run, which takes ten minutes
+        precision=0.05,
+        dataset=dataset,
+        runs_root=tmp_path / "runs",
+    )
+    seen = []
+    result = tune_qps(request, seen.append)
+    assert seen == result.trials
+    search = [trial for trial in result.trials if not trial.confirmation]
+    valid = [trial.qps for trial in search if trial.valid]
+    invalid = [trial.qps for trial in search if not trial.valid]
+    # Bracketing grew from 60 by 1.5 until LoadGen said INVALID, then bisection met the precision.
+    assert [trial.qps for trial in search[:2]] == [60, 90]
+    assert valid and invalid and max(valid) < min(invalid)
+    assert min(invalid) / max(valid) - 1 <= 0.05
+    # An overloaded queue shows in TTFT; the decode step, and so TPOT, stays 4 ms whatever the load.
+    slowest_valid = max(trial.p99_ttft_ms or 0 for trial in search if trial.valid)
+    assert all((trial.p99_ttft_ms or 0) > slowest_valid for trial in search if not trial.valid)
+    assert all(trial.p99_tpot_ms is not None and trial.p99_tpot_ms < 10 for trial in search)
+    # The confirmation repeats the best rate; the answer is that run.
+    confirmations = [trial for trial in result.trials if trial.confirmation]
+    assert confirmations[0].qps == max(valid)
+    assert result.best is confirmations[-1] and result.best.valid
+    record = json.loads((result.best.run_dir / "run.json").read_text())
+    assert record["loadgen"]["user_conf"]["target_qps"] == result.best.qps
+
+
+def test_offline_is_refused(tmp_path: Path) -> None:
+    request = TuneRequest(system=SystemDescriptor.model_validate(limited_engine()), scenario=Scenario.OFFLINE)
+    with pytest.raises(UsageProblem, match="Offline has no arrival rate"):
+        tune_qps(request, print)
+
+
+def test_the_command_prints_the_trials_and_the_rate_to_set(tmp_path: Path) -> None:
+    write_dataset(tmp_path / "data.json")
+    descriptor = limited_engine()
+    descriptor["benchmarks"]["llama3.1-8b"]["dataset_path"] = str(tmp_path / "data.json")
+    write_json(tmp_path / "fast_cpu.json", descriptor)
+    result = run_cli(
+        "tune-qps", "--system", "fast_cpu.json", "--scenario", "Interactive", "--start", "100",
+        "--trial-seconds", "1", "--precision", "0.5", "--no-confirm", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["scenario"] == "Interactive" and document["trials"][0]["qps"] == 100
+    assert document["best_qps"] == max(trial["qps"] for trial in document["trials"] if trial["valid"])
+    assert document["confirmed_full_length"] is False
+    assert f'"Interactive": {{"user_conf": {{"target_qps": {document["best_qps"]:g}}}}}' in result.stderr
