@@ -12,12 +12,14 @@ from submitter.cli.accuracy import accuracy
 from submitter.cli.check import check
 from submitter.cli.data import data
 from submitter.cli.package import package
+from submitter.cli.report import report
 from submitter.cli.rounds import rounds
 from submitter.cli.rules import list_rules
 from submitter.cli.run import run
 from submitter.cli.run_all import run_all
 from submitter.cli.stage import stage_command
 from submitter.cli.systems import systems
+from submitter.cli.tune import tune
 from submitter.errors import SubmitterError
 
 
@@ -32,11 +34,13 @@ cli.add_command(check)
 cli.add_command(data)
 cli.add_command(list_rules)
 cli.add_command(package)
+cli.add_command(report)
 cli.add_command(rounds)
 cli.add_command(run)
 cli.add_command(run_all)
 cli.add_command(stage_command)
 cli.add_command(systems)
+cli.add_command(tune)
 
 
 def main() -> None:

@@ -1,0 +1,201 @@
+"""From a submission tree to the review's data: the checker's verdicts, the parsed logs, the headroom.
+
+This is the report's only reader of files. It reuses the checker: `check_tree` for the findings and
+verdicts (the system lint included), and the checker's loader for each result's parsed logs, so the
+review and `submitter check` never disagree about what a file says.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from submitter.check.checker import check_tree
+from submitter.check.context import system_json_path
+from submitter.check.load import EntryFiles, TreeReader, index_files, load_entry
+from submitter.check.mlperf_log import DetailLog
+from submitter.check.summary import ResultRow
+from submitter.check.tree import discover, locate
+from submitter.report.headroom import result_headroom
+from submitter.report.model import (
+    AccuracyFacts,
+    Percentile,
+    PerformanceFacts,
+    ResultReview,
+    Review,
+    SystemReview,
+)
+from submitter.rounds.models import RoundRules, Scenario
+from submitter.rules import Finding
+
+NS_PER_MS = 1_000_000
+# LoadGen's percentile keys; the number in each is the percentile ("99.00").
+_PERCENTILE_KEYS = {
+    "query_latency": re.compile(r"^result_(\d+(?:\.\d+)?)_percentile_latency_ns$"),
+    "ttft": re.compile(r"^result_first_token_(\d+(?:\.\d+)?)_percentile_latency_ns$"),
+    "tpot": re.compile(r"^result_time_per_output_token_(\d+(?:\.\d+)?)_percentile_ns$"),
+}
+_SAMPLES_PER_SECOND_KEYS = ("result_samples_per_second", "result_completed_samples_per_sec")
+_CLOSED_DIVISIONS = ("closed", "network")
+SystemKey = tuple[str, str, str]  # division, submitter, system
+ResultKey = tuple[str, str, str]  # division, submitter, system/benchmark/scenario
+TREE = ("", "", "")  # the owner of findings that belong to no result and no system
+
+
+def build_review(path: Path, round_name: str | None = None) -> Review:
+    """The review of the tree at `path` (any scope `submitter check` takes) in the named or detected
+    round."""
+    report = check_tree(path, round_name)
+    rules = report.rules
+    scope = locate(path)
+    reader = TreeReader(scope.root, index_files(scope))
+    loaded = [load_entry(reader, entry, rules.layout) for entry in discover(scope)]
+    _same_results(report.results, loaded)
+    system_keys = sorted({(f.entry.division, f.entry.submitter, f.entry.system) for f in loaded})
+    system_paths = {system_json_path(rules, *key): key for key in system_keys}
+    owned = _findings_by_owner(report.findings, {_result_key(f) for f in loaded}, system_paths)
+
+    results: dict[SystemKey, list[ResultReview]] = defaultdict(list)
+    for files, row in zip(loaded, report.results, strict=True):
+        entry = files.entry
+        review = _result(files, row, rules, owned.get(_result_key(files), []))
+        results[(entry.division, entry.submitter, entry.system)].append(review)
+    systems = []
+    for json_path, key in system_paths.items():
+        description = reader.json(json_path)
+        systems.append(
+            SystemReview(
+                division=key[0],
+                submitter=key[1],
+                system=key[2],
+                path=json_path,
+                description=description.data
+                if description is not None and isinstance(description.data, dict)
+                else None,
+                findings=tuple(owned.get(key, [])),
+                results=tuple(sorted(results[key], key=_reading_order)),
+            )
+        )
+    return Review(
+        tree=str(path),
+        round=rules.name,
+        detected=report.detection.reason if report.detection else None,
+        systems=tuple(systems),
+        tree_findings=tuple(owned.get(TREE, [])),
+    )
+
+
+def _result_key(files: EntryFiles) -> ResultKey:
+    return files.entry.division, files.entry.submitter, files.entry.id
+
+
+def _findings_by_owner(
+    findings: list[Finding], results: set[ResultKey], systems: dict[str, SystemKey]
+) -> dict[tuple[str, str, str], list[Finding]]:
+    """Each finding shown once: with its result, else with the system whose description it is about,
+    else with the tree. Findings name their result without division and submitter, but their path has both."""
+    owned: dict[tuple[str, str, str], list[Finding]] = defaultdict(list)
+    for finding in findings:
+        division, _, rest = finding.path.partition("/")
+        key: ResultKey = (division, rest.partition("/")[0], finding.result or "")
+        if key in results:
+            owned[key].append(finding)
+        elif finding.path in systems:
+            owned[systems[finding.path]].append(finding)
+        else:
+            owned[TREE].append(finding)
+    return owned
+
+
+def _reading_order(result: ResultReview) -> tuple[str, int, str]:
+    """Benchmarks by name, then scenarios in the rules' order (Offline, Server, Interactive, ...)."""
+    scenario = scenario_of(result.scenario)
+    order = list(Scenario).index(scenario) if scenario is not None else len(Scenario)
+    return result.benchmark, order, result.scenario
+
+
+def _same_results(rows: list[ResultRow], loaded: list[EntryFiles]) -> None:
+    """The checker lists its rows in the order it discovered the results, which is the order here too."""
+    ours = [(files.entry.system, files.entry.benchmark, files.entry.scenario) for files in loaded]
+    if ours != [(row.system, row.benchmark, row.scenario) for row in rows]:
+        raise AssertionError("the checker's results and the review's are not the same results")
+
+
+def _result(files: EntryFiles, row: ResultRow, rules: RoundRules, findings: list[Finding]) -> ResultReview:
+    entry = files.entry
+    bench = rules.benchmarks.get(entry.benchmark)
+    scenario = scenario_of(entry.scenario)
+    closed = entry.division in _CLOSED_DIVISIONS
+    performance = performance_facts(files.performance_log)
+    accuracy = accuracy_facts(files)
+    return ResultReview(
+        division=entry.division,
+        submitter=entry.submitter,
+        system=entry.system,
+        benchmark=entry.benchmark,
+        scenario=entry.scenario,
+        metric=row.metric,
+        units=row.units,
+        valid=row.valid,
+        performance=performance,
+        accuracy=accuracy,
+        headroom=result_headroom(
+            bench,
+            scenario,
+            closed=closed,
+            performance=performance,
+            accuracy=accuracy,
+            test06_text=files.test06_verification,
+            verifications=rules.compliance,
+        ),
+        findings=tuple(findings),
+    )
+
+
+def scenario_of(directory: str) -> Scenario | None:
+    """The scenario a directory names; the official checker compares names case-insensitively."""
+    return next((scenario for scenario in Scenario if scenario.value.lower() == directory.lower()), None)
+
+
+def performance_facts(log: DetailLog | None) -> PerformanceFacts | None:
+    if log is None:
+        return None
+    series: dict[str, list[Percentile]] = defaultdict(list)
+    for key, record in log.records.items():
+        for name, pattern in _PERCENTILE_KEYS.items():
+            match = pattern.match(key)
+            if match and _is_number(record.value):
+                series[name].append(Percentile(percentile=float(match.group(1)), ms=record.value / NS_PER_MS))
+    samples = next((log.get(key) for key in _SAMPLES_PER_SECOND_KEYS if _is_number(log.get(key))), None)
+    validity, scenario = log.get("result_validity"), log.get("effective_scenario")
+    return PerformanceFacts(
+        validity=validity if isinstance(validity, str) else None,
+        logged_scenario=scenario if isinstance(scenario, str) else None,
+        samples_per_second=samples,
+        **{name: tuple(sorted(points, key=lambda p: p.percentile)) for name, points in series.items()},
+    )
+
+
+def accuracy_facts(files: EntryFiles) -> AccuracyFacts | None:
+    accuracy = files.accuracy
+    if accuracy is None:
+        return None
+    return AccuracyFacts(
+        path=accuracy.path,
+        values={metric: value.raw for metric, value in accuracy.values.items()},
+        samples=_accuracy_samples(files.accuracy_log),
+    )
+
+
+def _accuracy_samples(log: DetailLog | None) -> int | None:
+    # The keys ACC-DATASET reads for the same question, in its order.
+    for key in ("effective_accuracy_sample_count", "qsl_reported_total_count"):
+        value = log.get(key) if log is not None else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
