@@ -47,11 +47,12 @@ def test_run_prints_run_json_on_stdout_and_a_verdict_on_stderr(tmp_path: Path) -
     assert run_cli("data", "synth", "--out", "data.json", "--samples", "300", cwd=tmp_path).returncode == 0
     result = run_cli(
         "run", "--system", "fast_cpu", "--scenario", "Offline", "--mode", "performance",
-        "--dataset", "data.json", "--smoke", "--json", cwd=tmp_path, env=env,
+        "--dataset", "data.json", "--smoke", "--smoke-samples", "100", "--json", cwd=tmp_path, env=env,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
     assert record["valid"] and record["scenario"] == "Offline" and record["mode"] == "performance"
+    assert record["dataset"]["samples"] == 100 and record["loadgen"]["overrides"]["min_query_count"] == 100
     assert record["command_line"][:2] == ["submitter", "run"]
     assert "Offline performance: valid" in result.stderr and "not submittable" in result.stderr
     run_json = next((tmp_path / "runs").rglob("run.json"))

@@ -43,6 +43,13 @@ def load_runnable_descriptor(system_id: str) -> SystemDescriptor:
 @click.option("--dataset", type=click.Path(path_type=Path), help="Dataset JSON (default: the descriptor's).")
 @click.option("--model", help="Checkpoint directory or hub name (default: the descriptor's model_path).")
 @click.option("--smoke", is_flag=True, help="A short trial run; its result is marked not submittable.")
+@click.option(
+    "--smoke-samples",
+    type=click.IntRange(min=1),
+    default=Smoke().samples,
+    show_default=True,
+    help="With --smoke: how many of the dataset's prompts (Offline makes one pass over them).",
+)
 @click.option("--runs-dir", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print run.json on stdout.")
 def run(
@@ -53,6 +60,7 @@ def run(
     dataset: Path | None,
     model: str | None,
     smoke: bool,
+    smoke_samples: int,
     runs_dir: Path,
     as_json: bool,
 ) -> None:
@@ -65,7 +73,7 @@ def run(
         mode=Mode(mode),
         dataset=dataset,
         model=model,
-        smoke=Smoke() if smoke else None,
+        smoke=Smoke(samples=smoke_samples) if smoke else None,
         runs_root=runs_dir,
         progress=sys.stderr.isatty(),
         command_line=("submitter", *sys.argv[1:]),
