@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import git
-
 from submitter.errors import SubmitterError
 
 _PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -29,6 +27,8 @@ SOURCE_PATHS = frozenset(
 
 def write_sources(commit: str, destination: Path) -> int:
     """Write the project's files at `commit` under `destination`; returns how many were written."""
+    import git  # here, not at the top: GPU hosts run the harness without gitpython
+
     try:
         repository = git.Repo(_PROJECT_DIR, search_parent_directories=True)
         tree = repository.commit(commit).tree
