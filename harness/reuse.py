@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.loadgen_settings import read_audit_config
+from harness.loadgen_settings import Mode, read_audit_config
 from harness.record import RUN_RECORD, EngineRecord, LoadGenRecord, RunRecord, read_record
 from harness.runner import RunPlan
 from submitter.errors import SubmitterError
@@ -27,17 +27,29 @@ class Earlier:
 
 
 def _settings(
-    round_name: str, engine: EngineRecord, loadgen: LoadGenRecord, audit: object, dataset: dict[str, Any]
+    round_name: str,
+    mode: Mode,
+    engine: EngineRecord,
+    loadgen: LoadGenRecord,
+    audit: object,
+    dataset: dict[str, Any],
 ) -> dict[str, Any]:
     """What decides a run's result, as plain JSON values, the same way for a plan and for a record."""
+    user_conf = dict(loadgen.user_conf)
+    if loadgen.scenario == "Offline" and mode is not Mode.PERFORMANCE:
+        # Offline accuracy and audit runs issue their samples in one query: the rate changes nothing.
+        user_conf.pop("target_qps", None)
     return json.loads(
         json.dumps(
             {
                 "round": round_name,
                 "engine": engine.model_dump(mode="json"),
-                "loadgen": loadgen.model_dump(
-                    mode="json", include={"model", "scenario", "user_conf", "overrides"}
-                ),
+                "loadgen": {
+                    "model": loadgen.model,
+                    "scenario": loadgen.scenario,
+                    "user_conf": user_conf,
+                    "overrides": loadgen.overrides,
+                },
                 "audit": audit,
                 "dataset_sha256": dataset.get("sha256"),
                 "dataset_samples": dataset.get("samples"),
@@ -57,7 +69,7 @@ def plan_settings(plan: RunPlan) -> dict[str, Any]:
     )
     audit = read_audit_config(plan.audit_config) if plan.audit_config else None
     dataset = {"sha256": plan.dataset_sha256, "samples": plan.dataset_size}
-    return _settings(plan.rules.name, plan.engine_record(), loadgen, audit, dataset)
+    return _settings(plan.rules.name, plan.request.mode, plan.engine_record(), loadgen, audit, dataset)
 
 
 def record_settings(record: RunRecord) -> dict[str, Any]:
@@ -66,7 +78,7 @@ def record_settings(record: RunRecord) -> dict[str, Any]:
     audit = (
         read_audit_config(audit_file) if audit_file and audit_file.is_file() else record.loadgen.audit_config
     )
-    return _settings(record.round, record.engine, record.loadgen, audit, record.dataset)
+    return _settings(record.round, record.mode, record.engine, record.loadgen, audit, record.dataset)
 
 
 def differences(planned: dict[str, Any], recorded: dict[str, Any], prefix: str = "") -> list[str]:

@@ -151,6 +151,13 @@ def test_a_finished_plan_keeps_everything_and_changed_settings_redo_only_their_r
     assert sorted(redo) == [f"llama3.1-8b/Server/{mode}" for mode in ("TEST06", "accuracy", "performance")]
     assert all("user_conf.target_qps: 200 -> 150" in note for note in redo.values())
 
+    # Offline accuracy and audit runs are one query whatever the rate: only the performance run is redone.
+    descriptor["benchmarks"]["llama3.1-8b"]["scenarios"]["Server"]["user_conf"]["target_qps"] = 200
+    descriptor["benchmarks"]["llama3.1-8b"]["scenarios"]["Offline"]["user_conf"]["target_qps"] = 900
+    offline_rate = plan_campaign(campaign_request(descriptor, dataset, tmp_path, scenarios=scenarios))
+    assert [run.step.key for run in offline_rate.to_run] == ["llama3.1-8b/Offline/performance"]
+    descriptor["benchmarks"]["llama3.1-8b"]["scenarios"]["Offline"]["user_conf"]["target_qps"] = 1000
+
     everything = plan_campaign(
         campaign_request(descriptor, dataset, tmp_path, scenarios=scenarios, resume=False)
     )
