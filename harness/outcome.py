@@ -25,6 +25,13 @@ _LATENCY_KEYS = {
     "samples_per_second": "result_samples_per_second",
     "completed_samples_per_second": "result_completed_samples_per_sec",
 }
+# The detail log's verdict on each of LoadGen's validity criteria.
+_VALIDITY_CRITERIA = {
+    "result_min_duration_met": "min duration",
+    "result_min_queries_met": "min queries",
+    "result_perf_constraints_met": "latency constraints",
+    "early_stopping_met": "early stopping",
+}
 
 
 class LoadGenOutcome(BaseModel):
@@ -35,6 +42,7 @@ class LoadGenOutcome(BaseModel):
     effective: dict[str, Any] = Field(default_factory=dict)
     validity: str | None = None
     invalid_reason: str | None = None
+    unmet: list[str] = Field(default_factory=list, description="LoadGen's validity criteria this run missed")
     metric: str | None = None
     metric_value: float | None = None
     metric_unit: str | None = None
@@ -70,6 +78,7 @@ def read_outcome(
         },
         validity=log.get("result_validity"),
         invalid_reason=log.get("result_invalid_reason"),
+        unmet=[criterion for key, criterion in _VALIDITY_CRITERIA.items() if log.get(key) is False],
         metric=metric_key if metric_key in log else None,
         metric_value=log.get(metric_key),
         metric_unit=metric_unit,
@@ -105,8 +114,9 @@ def mode_problems(mode: Mode, outcome: LoadGenOutcome | None) -> list[str]:
     problems = [f"LoadGen error: {message}" for message in outcome.errors]
     if mode is Mode.PERFORMANCE:
         if outcome.validity != "VALID":
+            missed = f": {', '.join(outcome.unmet)} not met" if outcome.unmet else ""
             reason = f" ({outcome.invalid_reason.strip()})" if outcome.invalid_reason else ""
-            problems.append(f"LoadGen judged the run {outcome.validity}{reason}")
+            problems.append(f"LoadGen judged the run {outcome.validity}{missed}{reason}")
         if outcome.audit_found:
             problems.append("LoadGen applied an audit config to a performance run")
     elif mode is Mode.ACCURACY:

@@ -52,6 +52,10 @@ def test_the_search_brackets_narrows_and_confirms(tmp_path: Path) -> None:
     slowest_valid = max(trial.p99_ttft_ms or 0 for trial in search if trial.valid)
     assert all((trial.p99_ttft_ms or 0) > slowest_valid for trial in search if not trial.valid)
     assert all(trial.p99_tpot_ms is not None and trial.p99_tpot_ms < 10 for trial in search)
+    # The run's problem names the criterion LoadGen says was missed.
+    assert all(
+        "latency constraints not met" in (trial.why_invalid or "") for trial in search if not trial.valid
+    )
     # The confirmation repeats the best rate; the answer is that run.
     confirmations = [trial for trial in result.trials if trial.confirmation]
     assert confirmations[0].qps == max(valid)
