@@ -48,9 +48,7 @@ def test_the_search_brackets_narrows_and_confirms(tmp_path: Path) -> None:
     assert [trial.qps for trial in search[:2]] == [60, 90]
     assert valid and invalid and max(valid) < min(invalid)
     assert min(invalid) / max(valid) - 1 <= 0.05
-    # An overloaded queue shows in TTFT; the decode step, and so TPOT, stays 4 ms whatever the load.
-    slowest_valid = max(trial.p99_ttft_ms or 0 for trial in search if trial.valid)
-    assert all((trial.p99_ttft_ms or 0) > slowest_valid for trial in search if not trial.valid)
+    # The decode step, and so TPOT, stays 4 ms whatever the load: what breaks is the TTFT limit.
     assert all(trial.p99_tpot_ms is not None and trial.p99_tpot_ms < 10 for trial in search)
     # The run's problem names the criterion LoadGen says was missed.
     assert all(
