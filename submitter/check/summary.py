@@ -141,7 +141,7 @@ def _csv_row(ctx: ResultContext, metric: float | None, units: str | None) -> dic
         "weight_data_types": _text(measurements.get("weight_data_types"))
         if isinstance(measurements, dict)
         else "",
-        "design_power_watts": "",
+        "design_power_watts": ctx.rules.csv.design_power_watts,
         "PrivateID": "",
     }
 
