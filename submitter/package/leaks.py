@@ -231,7 +231,7 @@ def home_paths(line: ScannedLine) -> Iterator[Problem]:
         name = match["name"] or match["winname"]
         if name is None:
             yield LeakProblem(
-                message="holds a path in root's home directory (/root/…)",
+                message="holds a path in the root user's home directory",
                 fix="use a neutral folder (/models, /data) or a relative path",
                 line=line.number,
                 matched="/root",

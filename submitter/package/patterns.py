@@ -189,7 +189,7 @@ SECRET_ASSIGNMENTS: tuple[LeakPattern, ...] = (
     ),
     LeakPattern(
         "url-credentials",
-        "a password inside an address (scheme://user:password@host)",
+        "a password inside an address (a user and a password before the @ of a URL)",
         ("://",),
         _pattern(r"\b[a-z][a-z0-9+.-]*://[^/\s:@\"']+:(?P<secret>[^/\s@\"']+)@"),
         accept=not_a_placeholder,
@@ -200,7 +200,7 @@ SECRET_ASSIGNMENTS: tuple[LeakPattern, ...] = (
 # letter (`v5.1.0.2`, `cuda12.4.1.0`). Whether it is really an address is decided in `leaks.py`.
 IPV4 = _pattern(r"(?<![\w.])(?P<address>\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})(?!\.?\d)(?![\w+~])")
 # Four dotted numbers right after these words are versions (`TensorRT 10.2.0.19`, `driver_version: …`);
-# a word only counts whole or after `_` (`server 10.0.0.1` is an address).
+# a word only counts whole or after `_` (four dotted numbers after `server` are an address).
 VERSION_CONTEXT = _pattern(
     r"(?<![A-Za-z])(?i:version|ver|release|rel|build|driver|firmware|fw|bios|kernel|cuda|cudnn|cublas|tensorrt|trt|nccl"
     r"|rocm|torch|pytorch|vllm|python|ofed|doca|mlnx|package|pkg)[\s\"':=_/-]{0,4}$"
@@ -210,7 +210,7 @@ VERSION_CONTEXT = _pattern(
 IPV6 = _pattern(r"(?<![\w:.])(?P<address>[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7})(?![\w:])")
 
 # Absolute paths into someone's home directory name that someone.
-HOME_PATH_HINTS = ("/home/", "/users/", "/root/", "\\users\\")
+HOME_PATH_HINTS = ("/home/", "/users/", "/root", "\\users\\")
 HOME_PATHS = _pattern(
     r"(?<![\w.~-])(?:(?P<unix>/home|/Users)/(?P<name>[A-Za-z0-9._-]+)"
     r"|(?P<windows>[A-Za-z]:\\Users)\\(?P<winname>[A-Za-z0-9._-]+)|(?P<root>/root)(?=/))"
