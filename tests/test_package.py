@@ -478,3 +478,22 @@ def test_a_secret_and_a_60_mb_file_planted_in_a_copy_of_the_red_hat_tree_are_fou
         ("HYG-FILE-SIZE", f"{H100}/Offline/performance/run_1/mlperf_log_trace.json", None),
     }
     assert report.written is None and not (tmp_path / "out").exists()
+
+
+def test_the_sources_staging_ships_pass_the_leak_scan(tmp_path: Path) -> None:
+    """Every staged tree carries submitter's own sources: they must not trip its own leak rules."""
+    from submitter.errors import SubmitterError
+    from submitter.stage.sources import write_sources
+
+    tree = tmp_path / "tree"
+    try:
+        write_sources("HEAD", tree / "open" / "Demo" / "src")
+    except SubmitterError as exc:
+        pytest.skip(f"not a git checkout: {exc}")
+    result = run_cli(
+        "package", str(tree), "--out", str(tmp_path / "out"), "--dry-run", "--json", cwd=tmp_path
+    )
+    findings = json.loads(result.stdout)["findings"]
+    # This machine's host and user names are left out: they depend on where the test runs.
+    content_rules = {"LEAK-TOKEN", "LEAK-SECRET", "LEAK-PRIVATE-KEY", "LEAK-IP", "LEAK-HOME-PATH"}
+    assert [f for f in findings if f["rule"] in content_rules or f["rule"].startswith("HYG-")] == []
