@@ -26,8 +26,9 @@ from harness.matrix import Step, required_steps
 from harness.preflight import PreflightFailed
 from harness.record import RunRecord, read_record
 from harness.reuse import Earlier, find_earlier
-from harness.runner import RunInterrupted, RunPlan, RunRequest, execute, plan_run, terminate_as_interrupt
+from harness.runner import RunInterrupted, RunPlan, RunRequest, execute, plan_run
 from submitter.errors import SubmitterError, UsageProblem
+from submitter.interrupts import terminate_as_interrupt
 from submitter.rounds.models import Scenario
 from submitter.rounds.registry import load_round
 from submitter.systems.descriptor import SystemDescriptor

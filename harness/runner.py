@@ -17,8 +17,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
@@ -42,6 +40,7 @@ from harness.record import EngineRecord, LoadGenRecord, RunRecord, write_record
 from harness.worker import PARENT_PID_VARIABLE, REFUSED_BEFORE_START, WorkerResult, WorkerSpec
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.evaluation.accuracy import write_accuracy
+from submitter.interrupts import terminate_as_interrupt
 from submitter.rounds.models import BenchmarkRules, RoundRules, Scenario
 from submitter.rounds.registry import load_round
 from submitter.systems.descriptor import BenchmarkSetup, SystemDescriptor
@@ -258,20 +257,6 @@ def run_directory(plan: RunPlan, now: datetime) -> Path:
         number += 1
         candidate = parent / f"{stamp}-{number}"
     return candidate
-
-
-@contextmanager
-def terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a kill of run-all, a batch scheduler) ends the run like Ctrl-C: recorded, not lost."""
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _stop_worker(worker: subprocess.Popen[bytes]) -> None:

@@ -2,10 +2,10 @@
 
 One syntax for both places. `--allow LEAK-IP` allows every finding of the rule; `--allow 'LEAK-IP
 closed/*/systems/*.json'` only in the files the glob matches (the path as findings print it, where `*`
-also crosses `/`); `--allow 'LEAK-HOME-PATH * TEXT'` only that text (say, one user's home path), wherever it is. An allow
-file holds one entry a line; lines starting with `#` are comments. Only leak rules can be allowed:
-the repository rules are MLCommons' own, and a tree that breaks them is refused at upload whatever
-we allow.
+also crosses `/`); `--allow 'LEAK-HOME-PATH * TEXT'` only that text (say, one user's home path),
+wherever it is. An allow file holds one entry a line; lines starting with `#` are comments. Only leak
+rules can be allowed: the repository rules are MLCommons' own, and a tree that breaks them is refused
+at upload whatever we allow.
 """
 
 from __future__ import annotations

@@ -16,10 +16,8 @@ import gzip
 import hashlib
 import json
 import os
-import signal
 import tarfile
 import tempfile
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from submitter.errors import SubmitterError
+from submitter.interrupts import terminate_as_interrupt
 
 MANIFEST_SCHEMA_VERSION = 1
 FIXED_MTIME = 0
@@ -89,7 +88,7 @@ def _write(
     root: Path, files: Sequence[str], dirs: Iterable[str], paths: ArchivePaths, force: bool
 ) -> WrittenArchive:
     paths.archive.parent.mkdir(parents=True, exist_ok=True)
-    with _terminate_as_interrupt(), _temporary_files() as temporary:
+    with terminate_as_interrupt(), _temporary_files() as temporary:
         archive_tmp = temporary(paths.archive)
         entries = _write_tar(root, files, _with_parents(dirs, files), archive_tmp)
         _verify(archive_tmp, entries)
@@ -244,20 +243,3 @@ def _temporary_files() -> Iterator[Callable[[Path], Path]]:
     finally:
         for path in created:
             path.unlink(missing_ok=True)
-
-
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM ends packaging like Ctrl-C, so the temporary files are removed rather than left behind."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
