@@ -292,3 +292,19 @@ def test_power_folders_need_their_exact_files(tree):
     messages = {f.path: f.message for f in findings}
     assert "missing client.log" in messages[f"{H100}/Offline/performance/power"]
     assert "missing spl.txt" in messages[f"{H100}/Offline/performance/run_1"]
+
+
+@pytest.mark.parametrize(("round_name", "design_power"), [("v5.1", ""), ("v6.1", "None")])
+def test_summary_csv_design_power_comes_from_the_round(redhat_tree, round_name, design_power):
+    """v6.1's official summary.csv writes "None" for results without power; earlier rounds an empty value."""
+    from submitter.check.context import ResultContext
+    from submitter.check.load import TreeReader, index_files, load_entry
+    from submitter.check.summary import _csv_row
+    from submitter.check.tree import discover, locate
+    from submitter.rounds.registry import load_round
+
+    scope = locate(redhat_tree)
+    index = index_files(scope)
+    files = load_entry(TreeReader(scope.root, index), discover(scope)[0], load_round("v5.1").layout)
+    context = ResultContext(files=files, rules=load_round(round_name), index=index, system={})
+    assert _csv_row(context, 1.0, "Tokens/s")["design_power_watts"] == design_power
