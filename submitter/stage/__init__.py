@@ -78,12 +78,17 @@ class _Builder:
     def copy(self, source: Path, target: Path) -> None:
         data = source.read_bytes()
         self.write_bytes(target, data)
+        self._remember(source, target, data)
+
+    def _remember(self, source: Path, target: Path, original: bytes, **extra: object) -> None:
+        """The manifest entry of a staged file: the original's path, sha256 and size."""
         self.manifest.append(
             {
                 "file": str(target.relative_to(self.root)),
                 "source": str(source.resolve()),
-                "sha256": hashlib.sha256(data).hexdigest(),
-                "bytes": len(data),
+                "sha256": hashlib.sha256(original).hexdigest(),
+                "bytes": len(original),
+                **extra,
             }
         )
 
@@ -103,20 +108,13 @@ class _Builder:
         """accuracy/: the logs, and the accuracy log truncated with its hash in accuracy.txt."""
         self.loadgen_logs(run, folder, self.rules.files.accuracy_required)
         full_log = (run.run_dir / ACCURACY_LOG).read_bytes()
-        self.copy(run.run_dir / ACCURACY_TXT, folder / ACCURACY_TXT)
-        self.manifest.append(
-            {
-                "file": str((folder / ACCURACY_LOG).relative_to(self.root)),
-                "source": str((run.run_dir / ACCURACY_LOG).resolve()),
-                "sha256": hashlib.sha256(full_log).hexdigest(),
-                "bytes": len(full_log),
-                "truncated": True,
-                "full_copy": backup_name,
-            }
-        )
-        accuracy_txt = (run.run_dir / ACCURACY_TXT).read_text(encoding="utf-8")
-        self.write_text(folder / ACCURACY_TXT, accuracy_txt_with_hash(accuracy_txt, full_log))
+        accuracy_txt = (run.run_dir / ACCURACY_TXT).read_bytes()
+        self.write_text(folder / ACCURACY_TXT, accuracy_txt_with_hash(accuracy_txt.decode("utf-8"), full_log))
+        self._remember(run.run_dir / ACCURACY_TXT, folder / ACCURACY_TXT, accuracy_txt, hash_appended=True)
         self.write_text(folder / ACCURACY_LOG, truncated_log(full_log.decode("utf-8")))
+        self._remember(
+            run.run_dir / ACCURACY_LOG, folder / ACCURACY_LOG, full_log, truncated=True, full_copy=backup_name
+        )
         self.write_bytes(self.backup / backup_name, full_log)
 
     def audit(self, run: ChosenRun, folder: Path) -> None:
