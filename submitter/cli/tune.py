@@ -38,10 +38,21 @@ HEADERS = ("target_qps", "run", "LoadGen", "tokens/s", "p99 TTFT ms", "p99 TPOT 
 )
 @click.option("--benchmark", default="llama3.1-8b", show_default=True)
 @click.option(
-    "--start", "start_qps", type=float, help="First rate to try (default: the descriptor's target_qps)."
+    "--start",
+    "start_qps",
+    type=click.FloatRange(min=0, min_open=True),
+    help="First rate to try (default: the descriptor's target_qps).",
 )
-@click.option("--trial-seconds", type=float, default=TRIAL.min_duration_ms / 1000, show_default=True)
-@click.option("--precision", type=float, default=0.02, show_default=True, help="Relative gap to stop at.")
+@click.option(
+    "--trial-seconds", type=click.FloatRange(min=1), default=TRIAL.min_duration_ms / 1000, show_default=True
+)
+@click.option(
+    "--precision",
+    type=click.FloatRange(min=0.001, max=0.5),
+    default=0.02,
+    show_default=True,
+    help="Relative gap to stop at.",
+)
 @click.option("--no-confirm", is_flag=True, help="Skip the full-length confirmation run.")
 @click.option("--dataset", type=click.Path(path_type=Path), help="Dataset JSON (default: the descriptor's).")
 @click.option("--model", help="Checkpoint directory or hub name (default: the descriptor's model_path).")
