@@ -79,6 +79,16 @@ class RunRecord(BaseModel):
     test06: dict[str, Any] | None = Field(default=None, description="TEST06 verification of this run")
     accuracy: dict[str, Any] | None = Field(default=None, description="accuracy.txt's numbers and verdicts")
 
+    @property
+    def scores(self) -> dict[str, Any] | None:
+        """accuracy.txt's numbers (rouge1 ... gen_num), when this accuracy run was scored."""
+        return self.accuracy["result"] if self.accuracy and self.accuracy.get("evaluated") else None
+
+
+def scores_text(scores: dict[str, Any]) -> str:
+    """`rouge1 91.4786, rouge2 81.4322, ...`: accuracy.txt's numbers on one line."""
+    return ", ".join(f"{key} {value}" for key, value in scores.items())
+
 
 def write_record(run_dir: Path, record: RunRecord) -> None:
     write_text_atomic(run_dir / RUN_RECORD, record.model_dump_json(indent=2) + "\n")

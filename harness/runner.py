@@ -35,8 +35,8 @@ from harness.loadgen_settings import (
     loadgen_target,
     user_conf_text,
 )
-from harness.outcome import LoadGenOutcome, mode_problems, read_outcome
-from harness.record import EngineRecord, LoadGenRecord, RunRecord, write_record
+from harness.outcome import mode_problems, read_outcome
+from harness.record import EngineRecord, LoadGenRecord, RunRecord, scores_text, write_record
 from harness.worker import PARENT_PID_VARIABLE, REFUSED_BEFORE_START, WorkerResult, WorkerSpec
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.evaluation.accuracy import write_accuracy
@@ -46,6 +46,8 @@ from submitter.rounds.registry import load_round
 from submitter.systems.descriptor import BenchmarkSetup, SystemDescriptor
 
 USER_CONF = "user.conf"
+# Staging recognises trials by this reason (and by their overrides), so it is written in one place.
+SMOKE_NOT_SUBMITTABLE = "a --smoke run (shortened; LoadGen settings overridden)"
 
 
 class RunInterrupted(SubmitterError):
@@ -225,7 +227,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         user_conf["target_qps"] = request.target_qps
     not_submittable = []
     if request.smoke:
-        not_submittable.append("a --smoke run (shortened; LoadGen settings overridden)")
+        not_submittable.append(SMOKE_NOT_SUBMITTABLE)
     if dummy:
         not_submittable.append("dummy (random) weights")
     if backend == "synthetic":
@@ -308,10 +310,11 @@ def _remove_run_directory(run_dir: Path, runs_root: Path) -> None:
         parent.rmdir()
 
 
-def _result_text(outcome: LoadGenOutcome | None, accuracy: dict | None) -> str | None:
+def _result_text(record: RunRecord) -> str | None:
     """The ledger's one-line result: the scores of an accuracy run, the LoadGen metric otherwise."""
-    if accuracy and accuracy.get("evaluated"):
-        return ", ".join(f"{key} {value}" for key, value in accuracy["result"].items())
+    if record.scores:
+        return scores_text(record.scores)
+    outcome = record.loadgen.outcome
     if outcome is None or outcome.metric_value is None:
         return None
     return f"{outcome.metric_value:.2f} {outcome.metric_unit}"
@@ -440,7 +443,7 @@ def execute(plan: RunPlan) -> FinishedRun:
         run_dir=ledger_dir,
         status=status,
         valid=record.valid,
-        detail=problems[0] if problems else _result_text(outcome, accuracy),
+        detail=problems[0] if problems else _result_text(record),
     )
     if status == "interrupted":
         raise RunInterrupted(f"interrupted; what LoadGen wrote so far and run.json are in {run_dir}")

@@ -34,9 +34,8 @@ def _metric(outcome: StepOutcome) -> str:
     record = outcome.record
     if record is None:
         return ""
-    if record.accuracy and record.accuracy.get("evaluated"):
-        scores = record.accuracy["result"]
-        return f"ROUGE-1 {scores['rouge1']}, gen_len {scores['gen_len']:,}"
+    if record.scores:
+        return f"ROUGE-1 {record.scores['rouge1']}, gen_len {record.scores['gen_len']:,}"
     loadgen = record.loadgen.outcome
     if loadgen is None or loadgen.metric_value is None:
         return ""

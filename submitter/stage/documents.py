@@ -13,6 +13,7 @@ from typing import Any
 import jinja2
 
 from harness.loadgen_settings import Mode
+from harness.record import scores_text
 from submitter.errors import SubmitterError
 from submitter.resources import shipped_dir
 from submitter.rounds.models import RoundRules
@@ -64,9 +65,8 @@ def _validity(run: ChosenRun) -> str:
 
 def _result_text(run: ChosenRun) -> str:
     record = run.record
-    if record.accuracy and record.accuracy.get("evaluated"):
-        scores = record.accuracy["result"]
-        return ", ".join(f"{key} {value}" for key, value in scores.items())
+    if record.scores:
+        return scores_text(record.scores)
     if record.test06:
         return "TEST06 verification passed" if record.test06.get("passed") else "TEST06 verification FAILED"
     outcome = record.loadgen.outcome

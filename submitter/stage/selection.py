@@ -13,6 +13,7 @@ from pathlib import Path
 from harness.loadgen_settings import Mode
 from harness.matrix import Step, required_steps
 from harness.record import RUN_RECORD, RunRecord, read_record
+from harness.runner import SMOKE_NOT_SUBMITTABLE
 from submitter.errors import SubmitterError
 from submitter.rounds.models import RoundRules
 from submitter.systems.descriptor import SystemDescriptor
@@ -53,7 +54,7 @@ class Eligibility:
         trial = bool(record.loadgen.overrides) or record.dataset.get("samples") != dataset_size
         if trial and not self.trials:
             return f"a --smoke trial ({record.dataset.get('samples')} samples, LoadGen settings overridden)"
-        reasons = [reason for reason in record.not_submittable if not reason.startswith("a --smoke run")]
+        reasons = [reason for reason in record.not_submittable if reason != SMOKE_NOT_SUBMITTABLE]
         if reasons and not self.not_submittable:
             return f"not submittable: {'; '.join(reasons)}"
         return None
