@@ -10,12 +10,7 @@ A run refused before LoadGen started leaves no directory behind.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +20,7 @@ from pathlib import Path
 from compliance.TEST06.verify import verify_run
 from harness import environment, ledger, preflight
 from harness.dataset import load_prompts
+from harness.engine_session import EngineSession, worker_environment
 from harness.engines import GPU_BACKENDS
 from harness.engines.base import EngineSpec, Generation
 from harness.loadgen_settings import (
@@ -37,10 +33,9 @@ from harness.loadgen_settings import (
 )
 from harness.outcome import mode_problems, read_outcome
 from harness.record import EngineRecord, LoadGenRecord, RunRecord, scores_text, write_record
-from harness.worker import PARENT_PID_VARIABLE, REFUSED_BEFORE_START, WorkerResult, WorkerSpec
+from harness.worker import REFUSED_BEFORE_START, WorkerSpec
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.evaluation.accuracy import write_accuracy
-from submitter.interrupts import terminate_as_interrupt
 from submitter.rounds.models import BenchmarkRules, RoundRules, Scenario
 from submitter.rounds.registry import load_round
 from submitter.systems.descriptor import BenchmarkSetup, SystemDescriptor
@@ -261,20 +256,6 @@ def run_directory(plan: RunPlan, now: datetime) -> Path:
     return candidate
 
 
-def _stop_worker(worker: subprocess.Popen[bytes]) -> None:
-    """End the worker and everything it started (engine processes share its process group)."""
-    for sent, wait_s in ((signal.SIGTERM, 15), (signal.SIGKILL, 15)):
-        try:
-            os.killpg(worker.pid, sent)
-        except ProcessLookupError:
-            return
-        try:
-            worker.wait(timeout=wait_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
 def evaluate_run(plan: RunPlan, run_dir: Path) -> tuple[dict | None, dict | None, list[str]]:
     """TEST06 verification of an audit run; accuracy of an accuracy run when the model has a tokenizer."""
     mode = plan.request.mode
@@ -320,7 +301,8 @@ def _result_text(record: RunRecord) -> str | None:
     return f"{outcome.metric_value:.2f} {outcome.metric_unit}"
 
 
-def execute(plan: RunPlan) -> FinishedRun:
+def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
+    """Run the plan in `session`'s worker (which may keep its engine from an earlier run), or a new one."""
     request = plan.request
     started = datetime.now(UTC)
     run_dir = run_directory(plan, started)
@@ -333,6 +315,7 @@ def execute(plan: RunPlan) -> FinishedRun:
     spec = WorkerSpec(
         run_dir=run_dir.resolve(),
         user_conf=(run_dir / USER_CONF).resolve(),
+        user_conf_values=plan.user_conf,
         loadgen_model=plan.target.model,
         loadgen_scenario=plan.target.scenario,
         mode=request.mode,
@@ -346,28 +329,15 @@ def execute(plan: RunPlan) -> FinishedRun:
         engine=plan.engine,
         progress_label=label if request.progress else None,
     )
-    worker_env = {**os.environ, **plan.setup.environment, PARENT_PID_VARIABLE: str(os.getpid())}
+    worker_env = worker_environment(plan.setup.environment)
     began = time.monotonic()
-    status: str = "completed"
-    exit_status: int | None = None
-    with tempfile.TemporaryDirectory(prefix="submitter-run-") as scratch:
-        spec_path, result_path = Path(scratch) / "spec.json", Path(scratch) / "result.json"
-        spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
-        command = [sys.executable, "-m", "harness.worker", str(spec_path), str(result_path)]
-        # The worker's stdout (engine logs) goes to stderr, so `--json` on stdout stays clean.
-        worker = subprocess.Popen(command, env=worker_env, stdout=2, start_new_session=True)
-        try:
-            with terminate_as_interrupt():
-                exit_status = worker.wait()
-        except KeyboardInterrupt:
-            status = "interrupted"
-            _stop_worker(worker)
-            exit_status = worker.returncode
-        result = (
-            WorkerResult.model_validate_json(result_path.read_text(encoding="utf-8"))
-            if result_path.is_file()
-            else None
-        )
+    if session is None:
+        with EngineSession() as own_session:
+            test = own_session.run(spec, worker_env)
+    else:
+        test = session.run(spec, worker_env)
+    status = "interrupted" if test.interrupted else "completed"
+    exit_status, result = test.status, test.result
     if status == "completed" and exit_status == REFUSED_BEFORE_START:
         _remove_run_directory(run_dir, request.runs_root)
         reason = result.error if result and result.error else "the run stopped before LoadGen started"

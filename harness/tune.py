@@ -3,7 +3,8 @@
 LoadGen's own verdict is the criterion: with early stopping it decides whether the p99 TTFT and TPOT
 stay under the scenario's limits at that arrival rate. Short trials bracket the answer (growing or
 shrinking by `step`), bisection narrows it to `precision`, and a full-length run confirms the best;
-if the confirmation is INVALID the rate steps down by `precision` and is confirmed again.
+if the confirmation is INVALID the rate steps down by `precision` and is confirmed again. Every
+trial runs on one engine, started once (`harness.engine_session`).
 
     result = tune_qps(TuneRequest(system, Scenario.SERVER), on_trial=print)
 """
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.engine_session import EngineSession
 from harness.loadgen_settings import Mode, Smoke
 from harness.runner import FinishedRun, RunRequest, execute, plan_run
 from submitter.errors import UsageProblem
@@ -64,7 +66,9 @@ class TuneResult:
     best: Trial | None = None  # the highest valid rate: confirmed at full length unless skipped
 
 
-def _trial(request: TuneRequest, qps: float, smoke: Smoke | None, confirmation: bool) -> Trial:
+def _trial(
+    request: TuneRequest, qps: float, smoke: Smoke | None, confirmation: bool, session: EngineSession
+) -> Trial:
     finished: FinishedRun = execute(
         plan_run(
             RunRequest(
@@ -80,7 +84,8 @@ def _trial(request: TuneRequest, qps: float, smoke: Smoke | None, confirmation: 
                 command_line=request.command_line,
                 target_qps=round(qps, 3),
             )
-        )
+        ),
+        session,
     )
     outcome = finished.record.loadgen.outcome
     figures = outcome.figures if outcome else {}
@@ -114,10 +119,15 @@ def _start_qps(request: TuneRequest) -> float:
 def tune_qps(request: TuneRequest, on_trial: Callable[[Trial], None]) -> TuneResult:
     if request.scenario not in (Scenario.SERVER, Scenario.INTERACTIVE):
         raise UsageProblem("tune-qps searches Server and Interactive rates; Offline has no arrival rate")
+    with EngineSession() as session:  # one engine for every trial: a GPU engine takes minutes to start
+        return _search(request, on_trial, session)
+
+
+def _search(request: TuneRequest, on_trial: Callable[[Trial], None], session: EngineSession) -> TuneResult:
     result = TuneResult()
 
     def attempt(qps: float, smoke: Smoke | None, confirmation: bool = False) -> Trial:
-        trial = _trial(request, qps, smoke, confirmation)
+        trial = _trial(request, qps, smoke, confirmation, session)
         result.trials.append(trial)
         on_trial(trial)
         return trial

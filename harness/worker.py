@@ -1,29 +1,41 @@
-"""One LoadGen test in one process: `python -m harness.worker SPEC_FILE RESULT_FILE`.
+"""LoadGen tests in a worker process that keeps its engine: `python -m harness.worker`.
 
-LoadGen keeps process-wide state (a second FromConfig in a process logs an error), so every run gets a
-fresh process. The parent (`harness.runner`) has already checked everything it can; this process
-re-checks what only LoadGen itself knows (the seeds its embedded mlperf.conf sets), starts the engine,
-runs the test and writes a small result file. Exit status 3 means it stopped before LoadGen started.
+The parent (`harness.engine_session`) writes one `WorkerSpec` per line on stdin; for each, this process
+runs one LoadGen test and answers with one JSON line `{"status": ..., "result": ...}` on the file
+descriptor named by SUBMITTER_REPORT_FD. The engine starts with the first test and serves every later
+one, so tune-qps trials skip the 40-200 s start of a GPU engine. The parent has already checked
+everything it can; this process re-checks what only LoadGen itself knows (the seeds its embedded
+mlperf.conf sets). Status 3 means the test stopped before LoadGen started; any status but 0 ends the
+process, so a broken engine never serves another test.
+
+LoadGen reads its configuration once per process: a second `FromConfig` leaves mlperf.conf out and
+logs "Multiple conf files are used" as an error in the test's log. So the first test's settings are
+read from mlperf.conf and its user.conf and remembered; a later test starts from them again and may
+only differ in target_qps (set on the settings directly), its mode and its overrides.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.engines.base import EngineSpec
+from harness.engines.base import Engine, EngineSpec
 from harness.lifetime import end_with_parent
 from harness.loadgen_settings import Mode
 from submitter.errors import SubmitterError
-from submitter.fileio import write_text_atomic
 
 REFUSED_BEFORE_START = 3
 PARENT_PID_VARIABLE = "SUBMITTER_PARENT_PID"
+REPORT_FD_VARIABLE = "SUBMITTER_REPORT_FD"
+# The TestSettings field that user.conf's target_qps sets, per LoadGen scenario.
+_RATE_SETTING = {"Server": "server_target_qps", "Offline": "offline_expected_qps"}
 
 
 class WorkerSpec(BaseModel):
@@ -31,6 +43,7 @@ class WorkerSpec(BaseModel):
 
     run_dir: Path
     user_conf: Path
+    user_conf_values: dict[str, int | float]  # what user_conf sets, to compare tests sharing a worker
     loadgen_model: str
     loadgen_scenario: str
     mode: Mode
@@ -51,7 +64,8 @@ class WorkerResult(BaseModel):
     started_loadgen: bool = False
     error: str | None = None
     engine_versions: dict[str, str] = Field(default_factory=dict)
-    engine_start_s: float | None = None
+    engine_start_s: float | None = None  # None when the engine was already serving: see engine_test_number
+    engine_test_number: int = 1  # this was the engine's Nth LoadGen test
     loadgen_test_s: float | None = None
     samples_issued: int = 0
     samples_completed: int = 0
@@ -62,18 +76,53 @@ class WorkerResult(BaseModel):
     first_failure: str | None = None
 
 
-def run(spec: WorkerSpec, result: WorkerResult) -> None:
+class _KeptState:
+    """What one worker keeps between tests: the engine and LoadGen's settings after mlperf.conf."""
+
+    def __init__(self) -> None:
+        self.engine: Engine | None = None
+        self.engine_spec: EngineSpec | None = None
+        self.tests = 0
+        self.settings: Any = None
+        self.configuration: tuple[str, str, dict[str, int | float]] | None = None
+        self.loaded_values: dict[str, Any] = {}  # every setting after mlperf.conf and the first user.conf
+
+    def stop(self) -> None:
+        """Free the engine; every test's result is already reported, so a failure here is only logged."""
+        if self.engine is not None:
+            engine, self.engine = self.engine, None
+            try:
+                engine.stop()
+            except Exception as exc:
+                print(f"the engine did not stop cleanly: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
+def _settings(spec: WorkerSpec, kept: _KeptState) -> Any:
+    """LoadGen's settings for this test: mlperf.conf and user.conf, then this test's mode and overrides."""
     import mlperf_loadgen as lg
 
-    from harness.dataset import load_prompts
-    from harness.engines import create_engine
-    from harness.progress import LiveLine, RunStats
-    from harness.sut import LoadGenResponder, QuerySampleLibrary, SystemUnderTest
-
-    settings = lg.TestSettings()
-    settings.scenario = getattr(lg.TestScenario, spec.loadgen_scenario)
-    if settings.FromConfig(str(spec.user_conf), spec.loadgen_model, spec.loadgen_scenario) != 0:
-        raise SubmitterError(f"LoadGen rejected {spec.user_conf}; its log lines above say which key")
+    if kept.settings is None:
+        settings = lg.TestSettings()
+        settings.scenario = getattr(lg.TestScenario, spec.loadgen_scenario)
+        if settings.FromConfig(str(spec.user_conf), spec.loadgen_model, spec.loadgen_scenario) != 0:
+            raise SubmitterError(f"LoadGen rejected {spec.user_conf}; its log lines above say which key")
+        kept.loaded_values = {
+            name: getattr(settings, name)
+            for name in dir(settings)
+            if not name.startswith("_") and not callable(getattr(settings, name))
+        }
+        kept.settings, kept.configuration = settings, loadgen_configuration(spec)
+    else:
+        if loadgen_configuration(spec) != kept.configuration:
+            raise SubmitterError(
+                "a worker's tests share one LoadGen model, scenario and user.conf apart from target_qps "
+                "(LoadGen reads its configuration once per process); this test needs a worker of its own"
+            )
+        settings = kept.settings
+        for name, value in kept.loaded_values.items():
+            setattr(settings, name, value)
+        if "target_qps" in spec.user_conf_values:
+            setattr(settings, _RATE_SETTING[spec.loadgen_scenario], spec.user_conf_values["target_qps"])
     loaded = {name: int(getattr(settings, name)) for name in spec.seeds}
     if loaded != spec.seeds:
         raise SubmitterError(
@@ -83,13 +132,42 @@ def run(spec: WorkerSpec, result: WorkerResult) -> None:
     settings.mode = lg.TestMode.AccuracyOnly if spec.mode is Mode.ACCURACY else lg.TestMode.PerformanceOnly
     for name, value in spec.overrides.items():
         setattr(settings, name, value)
+    return settings
 
+
+def loadgen_configuration(spec: WorkerSpec) -> tuple[str, str, dict[str, int | float]]:
+    """What tests sharing a worker have in common: LoadGen model, scenario, user.conf but target_qps."""
+    user_conf = {key: value for key, value in spec.user_conf_values.items() if key != "target_qps"}
+    return spec.loadgen_model, spec.loadgen_scenario, user_conf
+
+
+def _engine(spec: WorkerSpec, kept: _KeptState, result: WorkerResult) -> Engine:
+    from harness.engines import create_engine
+
+    if kept.engine is None:
+        engine = create_engine(spec.engine)
+        began = time.monotonic()
+        engine.start()
+        result.engine_start_s = round(time.monotonic() - began, 3)
+        kept.engine, kept.engine_spec = engine, spec.engine
+    elif kept.engine_spec != spec.engine:
+        raise SubmitterError("this worker's engine was built with other arguments; start a new worker")
+    kept.tests += 1
+    result.engine_test_number = kept.tests
+    result.engine_versions = kept.engine.versions()
+    return kept.engine
+
+
+def run(spec: WorkerSpec, result: WorkerResult, kept: _KeptState) -> None:
+    import mlperf_loadgen as lg
+
+    from harness.dataset import load_prompts
+    from harness.progress import LiveLine, RunStats
+    from harness.sut import LoadGenResponder, QuerySampleLibrary, SystemUnderTest
+
+    settings = _settings(spec, kept)
     prompts = load_prompts(spec.dataset, limit=spec.dataset_limit, max_input_tokens=spec.max_input_tokens)
-    engine = create_engine(spec.engine)
-    began = time.monotonic()
-    engine.start()
-    result.engine_start_s = round(time.monotonic() - began, 3)
-    result.engine_versions = engine.versions()
+    engine = _engine(spec, kept, result)
 
     stats = RunStats()
     library = QuerySampleLibrary(prompts)
@@ -115,7 +193,6 @@ def run(spec: WorkerSpec, result: WorkerResult) -> None:
             lg.StartTestWithLogSettings(sut_handle, qsl_handle, settings, log_settings, audit)
     finally:
         result.loadgen_test_s = round(time.monotonic() - began, 3)
-        engine.stop()
         lg.DestroySUT(sut_handle)
         lg.DestroyQSL(qsl_handle)
     result.samples_issued, result.samples_completed = stats.issued, stats.completed
@@ -124,25 +201,38 @@ def run(spec: WorkerSpec, result: WorkerResult) -> None:
     result.failed_samples, result.first_failure = responder.failures, responder.first_failure
 
 
-def main(argv: list[str]) -> int:
-    end_with_parent(int(os.environ.get(PARENT_PID_VARIABLE, os.getppid())))
-    spec_path, result_path = Path(argv[0]), Path(argv[1])
-    spec = WorkerSpec.model_validate_json(spec_path.read_text(encoding="utf-8"))
-    result = WorkerResult()
-    status = 0
+def run_reporting_errors(spec: WorkerSpec, result: WorkerResult, kept: _KeptState) -> int:
+    """Run one test; its status: 0 done, 1 failed after LoadGen started, 3 refused before."""
     try:
-        run(spec, result)
+        run(spec, result, kept)
     except SubmitterError as exc:
         result.error = str(exc)
-        status = 1 if result.started_loadgen else REFUSED_BEFORE_START
     except Exception as exc:  # an engine that fails to start or crashes: reported, never a bare traceback
         result.error = f"{type(exc).__name__}: {exc}"
-        status = 1 if result.started_loadgen else REFUSED_BEFORE_START
         if os.environ.get("SUBMITTER_DEBUG"):
             traceback.print_exc()
-    write_text_atomic(result_path, result.model_dump_json(indent=2))
-    return status
+    if result.error is None:
+        return 0
+    return 1 if result.started_loadgen else REFUSED_BEFORE_START
+
+
+def main() -> int:
+    end_with_parent(int(os.environ.get(PARENT_PID_VARIABLE, os.getppid())))
+    report = os.fdopen(int(os.environ[REPORT_FD_VARIABLE]), "w", encoding="utf-8")
+    kept = _KeptState()
+    try:
+        for line in sys.stdin:
+            spec = WorkerSpec.model_validate_json(line)
+            result = WorkerResult()
+            status = run_reporting_errors(spec, result, kept)
+            report.write(json.dumps({"status": status, "result": result.model_dump(mode="json")}) + "\n")
+            report.flush()
+            if status != 0:
+                return status
+    finally:
+        kept.stop()
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.engine_session import EngineSession
 from harness.loadgen_settings import Mode, Smoke
 from harness.runner import FinishedRun, RunRequest, execute, plan_run
 from submitter.rounds.models import Scenario
@@ -56,6 +57,7 @@ def short_run(
     dataset: Path,
     runs_root: Path,
     smoke: Smoke = SHORT,
+    session: EngineSession | None = None,
 ) -> FinishedRun:
     request = RunRequest(
         system=SystemDescriptor.model_validate(descriptor),
@@ -67,7 +69,7 @@ def short_run(
         runs_root=runs_root,
         command_line=("pytest",),
     )
-    return execute(plan_run(request))
+    return execute(plan_run(request), session)
 
 
 def detail_records(run_dir: Path) -> dict[str, Any]:

@@ -60,6 +60,10 @@ def test_the_search_brackets_narrows_and_confirms(tmp_path: Path) -> None:
     assert result.best is confirmations[-1] and result.best.valid
     record = json.loads((result.best.run_dir / "run.json").read_text())
     assert record["loadgen"]["user_conf"]["target_qps"] == result.best.qps
+    # Every trial ran on the one engine the first trial started.
+    records = [json.loads((trial.run_dir / "run.json").read_text()) for trial in result.trials]
+    assert [r["harness"]["engine_test_number"] for r in records] == list(range(1, len(records) + 1))
+    assert [r["harness"]["engine_start_s"] is None for r in records] == [False] + [True] * (len(records) - 1)
 
 
 def test_offline_is_refused(tmp_path: Path) -> None:
@@ -75,11 +79,13 @@ def test_the_command_prints_the_trials_and_the_rate_to_set(tmp_path: Path) -> No
     write_json(tmp_path / "fast_cpu.json", descriptor)
     result = run_cli(
         "tune-qps", "--system", "fast_cpu.json", "--scenario", "Interactive", "--start", "100",
-        "--trial-seconds", "1", "--precision", "0.5", "--no-confirm", "--json", cwd=tmp_path,
+        "--trial-seconds", "1", "--precision", "0.5", "--step", "2", "--no-confirm", "--json", cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["scenario"] == "Interactive" and document["trials"][0]["qps"] == 100
+    first_valid = document["trials"][0]["valid"]
+    assert len(document["trials"]) > 1 and document["trials"][1]["qps"] == (200 if first_valid else 50)
     assert document["best_qps"] == max(trial["qps"] for trial in document["trials"] if trial["valid"])
     assert document["confirmed_full_length"] is False
     assert f'"Interactive": {{"user_conf": {{"target_qps": {document["best_qps"]:g}}}}}' in result.stderr

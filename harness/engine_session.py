@@ -1,0 +1,148 @@
+"""The parent's side of a worker process (`harness.worker`): start it, hand it tests, end it.
+
+    with EngineSession() as session:
+        outcome = session.run(spec, environment)
+
+A worker keeps its engine from one test to the next. `session.run` reuses the live worker when the
+test needs the same engine, environment, LoadGen model and scenario, and the same user.conf apart
+from target_qps (what a worker can change between tests), and starts a new one otherwise;
+`submitter run` makes one test per session, tune-qps runs every trial in one, so a GPU engine starts
+once instead of once per trial.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import IO, Any
+
+from harness.worker import (
+    PARENT_PID_VARIABLE,
+    REPORT_FD_VARIABLE,
+    WorkerResult,
+    WorkerSpec,
+    loadgen_configuration,
+)
+from submitter.interrupts import terminate_as_interrupt
+
+# vLLM needs a few seconds to free the GPU after its last test; past this the worker is killed.
+_EXIT_WAIT_S = 120
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """How one test ended: the worker's status (0 done, 1 failed, 3 refused before LoadGen started;
+    otherwise the exit status of a worker that died), what it reported, and whether we stopped it."""
+
+    status: int | None
+    result: WorkerResult | None
+    interrupted: bool = False
+
+
+def worker_environment(extra: Mapping[str, str]) -> dict[str, str]:
+    return {**os.environ, **extra, PARENT_PID_VARIABLE: str(os.getpid())}
+
+
+class EngineSession:
+    def __init__(self) -> None:
+        self._worker: subprocess.Popen[bytes] | None = None
+        self._report: IO[str] | None = None
+        self._serves: tuple[Any, ...] | None = None
+
+    def __enter__(self) -> EngineSession:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def run(self, spec: WorkerSpec, environment: Mapping[str, str]) -> TestOutcome:
+        """One LoadGen test; Ctrl-C or SIGTERM meanwhile stops the worker and reports `interrupted`."""
+        serves = (spec.engine, loadgen_configuration(spec), sorted(environment.items()))
+        if self._worker is not None and serves != self._serves:
+            self.close()
+        if self._worker is None:
+            self._start(environment)
+            self._serves = serves
+        assert self._worker is not None and self._worker.stdin is not None and self._report is not None
+        try:
+            with terminate_as_interrupt():
+                # A worker that is gone breaks the pipe; its report pipe is then at its end too.
+                with contextlib.suppress(BrokenPipeError):
+                    self._worker.stdin.write(spec.model_dump_json().encode() + b"\n")
+                    self._worker.stdin.flush()
+                line = self._report.readline()
+        except KeyboardInterrupt:
+            return TestOutcome(self._stop(), None, interrupted=True)
+        if not line:  # died in the middle of the test (killed, out of memory, a crash in C++)
+            return TestOutcome(self._stop(), None)
+        answer = json.loads(line)
+        if answer["status"] != 0:
+            self.close()  # the worker ends itself after a failed test
+        return TestOutcome(answer["status"], WorkerResult.model_validate(answer["result"]))
+
+    def close(self) -> None:
+        """Let the worker free its engine and exit; kill it if it does not within _EXIT_WAIT_S."""
+        if self._worker is None:
+            return
+        self._close_stdin()
+        try:
+            self._worker.wait(timeout=_EXIT_WAIT_S)
+        except subprocess.TimeoutExpired:
+            self._stop()
+        self._forget()
+
+    def _start(self, environment: Mapping[str, str]) -> None:
+        report_read, report_write = os.pipe()
+        command = [sys.executable, "-m", "harness.worker"]
+        try:
+            # The worker's stdout (engine logs) goes to stderr, so `--json` on stdout stays clean.
+            self._worker = subprocess.Popen(
+                command,
+                env={**environment, REPORT_FD_VARIABLE: str(report_write)},
+                stdin=subprocess.PIPE,
+                stdout=2,
+                pass_fds=(report_write,),
+                start_new_session=True,
+            )
+        except BaseException:
+            os.close(report_read)
+            raise
+        finally:
+            os.close(report_write)
+        self._report = os.fdopen(report_read, "r", encoding="utf-8")
+
+    def _stop(self) -> int | None:
+        """End the worker and everything it started (engine processes share its process group)."""
+        worker = self._worker
+        assert worker is not None
+        for sent, wait_s in ((signal.SIGTERM, 15), (signal.SIGKILL, 15)):
+            try:
+                os.killpg(worker.pid, sent)
+            except ProcessLookupError:
+                break
+            try:
+                worker.wait(timeout=wait_s)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        status = worker.poll()
+        self._forget()
+        return status
+
+    def _close_stdin(self) -> None:
+        """End of input: the worker finishes its test, frees the engine and exits."""
+        if self._worker is not None and self._worker.stdin is not None:
+            with contextlib.suppress(BrokenPipeError):
+                self._worker.stdin.close()
+
+    def _forget(self) -> None:
+        if self._report is not None:
+            self._report.close()
+        self._close_stdin()
+        self._worker, self._report, self._serves = None, None, None
