@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import shutil
 import subprocess
@@ -60,18 +61,25 @@ def git_state() -> GitState:
         return GitState(commit=None, dirty=None, note=f"git failed: {exc.stderr.strip() or exc}")
 
 
+def visible_devices() -> list[str] | None:
+    """The GPUs CUDA_VISIBLE_DEVICES lets this process use (indices or UUIDs); None when it is unset."""
+    value = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if value is None:
+        return None
+    return [device.strip() for device in value.split(",") if device.strip()]
+
+
 def gpus() -> list[Gpu]:
-    """The NVIDIA GPUs nvidia-smi lists; none when there is no nvidia-smi or it fails."""
-    if shutil.which("nvidia-smi") is None:
+    """The NVIDIA GPUs this process may use, as nvidia-smi lists them (CUDA_VISIBLE_DEVICES honoured);
+    none when there is no nvidia-smi or it fails."""
+    visible = visible_devices()
+    if shutil.which("nvidia-smi") is None or visible == []:
         return []
+    command = ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"]
+    if visible is not None:
+        command.append(f"--id={','.join(visible)}")
     try:
-        output = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        ).stdout
+        output = subprocess.run(command, capture_output=True, text=True, timeout=30, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return []
     rows = [[cell.strip() for cell in line.split(",")] for line in output.splitlines() if line.strip()]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,42 @@ def test_hub_model_must_be_in_the_cache(tmp_path: Path, monkeypatch: pytest.Monk
 def test_a_full_run_needs_the_whole_dataset(tmp_path: Path, dataset: Path) -> None:
     with pytest.raises(SubmitterError, match=r"has 16 records; llama3.1-8b runs on 13368 .*use --smoke"):
         plan_run(request_for(fast_descriptor(), tmp_path, dataset, smoke=None))
+
+
+def _fake_nvidia_smi(folder: Path) -> None:
+    """An nvidia-smi that lists the GPUs named by --id (all four without it), as the real one does."""
+    script = folder / "nvidia-smi"
+    script.write_text(
+        "#!/bin/sh\n"
+        'ids="0 1 2 3"\n'
+        'for arg in "$@"; do case "$arg" in --id=*) ids=$(echo "${arg#--id=}" | tr , " ");; esac; done\n'
+        'for id in $ids; do echo "NVIDIA H200 #$id, 143771 MiB, 580.159.04"; done\n'
+    )
+    script.chmod(0o755)
+
+
+def test_gpus_are_the_ones_cuda_visible_devices_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.environment import gpus
+
+    _fake_nvidia_smi(tmp_path)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert [gpu.name for gpu in gpus()] == [f"NVIDIA H200 #{index}" for index in range(4)]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,3")
+    assert [gpu.name for gpu in gpus()] == ["NVIDIA H200 #1", "NVIDIA H200 #3"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert gpus() == []
+
+
+def test_replicas_are_placed_within_the_gpus_the_run_was_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.engines.base import EngineSpec, Generation
+    from harness.engines.replicas import ReplicatedEngine
+
+    generation = Generation(max_tokens=128, min_tokens=1, eos_token_id=128009)
+    spec = EngineSpec(backend="vllm", model="m", generation=generation, replicas=2, tensor_parallel_size=2)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert [ReplicatedEngine(spec)._devices(r) for r in (0, 1)] == ["0,1", "2,3"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")
+    assert [ReplicatedEngine(spec)._devices(r) for r in (0, 1)] == ["4,5", "6,7"]

@@ -1,6 +1,7 @@
 """Data parallelism by processes: N copies of an engine, each in its own process on its own GPUs.
 
-Replica r sees GPUs r*tp .. r*tp+tp-1 (CUDA_VISIBLE_DEVICES), where tp is the tensor-parallel size.
+Replica r sees GPUs r*tp .. r*tp+tp-1 (CUDA_VISIBLE_DEVICES), where tp is the tensor-parallel size,
+counted within the GPUs the run itself was given.
 Each sample goes to the replica with the least work outstanding (prompt plus answer tokens), so one
 Offline query is split evenly and Server queries go where there is room. Replicas send their events
 back on one queue; a single collector thread reports them to LoadGen.
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.engines.base import CompletionEvents, EngineSpec, Sample
+from harness.environment import visible_devices
 from harness.lifetime import end_with_parent
 
 _READY, _FIRST, _DONE, _FAILED, _STOPPED = "ready", "first", "done", "failed", "stopped"
@@ -79,8 +81,10 @@ class ReplicatedEngine:
     def _devices(self, replica: int) -> str | None:
         if self._single.backend == "synthetic":
             return None
+        # Counted within the GPUs this process was given, so two runs can share a host.
+        given = visible_devices() or [str(index) for index in range(self._count * self._tensor_parallel)]
         first = replica * self._tensor_parallel
-        return ",".join(str(device) for device in range(first, first + self._tensor_parallel))
+        return ",".join(given[first : first + self._tensor_parallel])
 
     def start(self) -> None:
         for replica in range(self._count):
@@ -95,7 +99,8 @@ class ReplicatedEngine:
                     os.getpid(),
                 ),
                 name=f"replica-{replica}",
-                daemon=True,
+                # Not daemonic: vLLM starts its engine core as a child process, which daemons may not
+                # have. A replica still dies with the run (end_with_parent) and stop() joins it.
             )
             process.start()
             self._processes.append(process)
