@@ -24,6 +24,7 @@ def row(record: dict) -> str:
         record["scenario"],
         record["mode"],
         record["engine"]["backend"],
+        f"{record['loadgen']['user_conf'].get('target_qps', '')}",
         "yes" if record["valid"] else "NO: " + "; ".join(record["problems"])[:80],
         outcome.get("validity") or "",
         f"{metric:,.1f}" if metric is not None else "",
@@ -39,10 +40,10 @@ def row(record: dict) -> str:
 def main(folder: str) -> None:
     records = [json.loads(path.read_text()) for path in sorted(Path(folder).rglob("run.json"))]
     print(
-        "| system | scenario | mode | backend | valid | LoadGen | tokens/s | p99 TTFT ms | p99 TPOT ms "
-        "| samples | engine start s | LoadGen test s |"
+        "| system | scenario | mode | backend | target_qps | valid | LoadGen | tokens/s | p99 TTFT ms "
+        "| p99 TPOT ms | samples | engine start s | LoadGen test s |"
     )
-    print("|" + "---|" * 12)
+    print("|" + "---|" * 13)
     for record in sorted(records, key=lambda r: r["started_utc"]):
         print(row(record))
     if records:

@@ -53,6 +53,13 @@ HEADERS = ("target_qps", "run", "LoadGen", "tokens/s", "p99 TTFT ms", "p99 TPOT 
     show_default=True,
     help="Relative gap to stop at.",
 )
+@click.option(
+    "--step",
+    type=click.FloatRange(min=1.01, max=4),
+    default=1.5,
+    show_default=True,
+    help="Growth factor while bracketing; near 1 when --start is already close.",
+)
 @click.option("--no-confirm", is_flag=True, help="Skip the full-length confirmation run.")
 @click.option("--dataset", type=click.Path(path_type=Path), help="Dataset JSON (default: the descriptor's).")
 @click.option("--model", help="Checkpoint directory or hub name (default: the descriptor's model_path).")
@@ -65,6 +72,7 @@ def tune(
     start_qps: float | None,
     trial_seconds: float,
     precision: float,
+    step: float,
     no_confirm: bool,
     dataset: Path | None,
     model: str | None,
@@ -82,6 +90,7 @@ def tune(
         trial=TRIAL.model_copy(update={"min_duration_ms": int(trial_seconds * 1000)}),
         skip_confirm=no_confirm,
         precision=precision,
+        step=step,
         dataset=dataset,
         model=model,
         runs_root=runs_dir,
