@@ -68,28 +68,20 @@ def margin_status(margin: float | None, allowance: float | None) -> Status:
 def accuracy_margin(
     bound: AccuracyBound, value: float | None, *, upper: bool, note: str = ""
 ) -> AccuracyMargin:
-    kind = "upper limit" if upper else "target"
+    margin, status = None, Status.FAIL
     if value is None:
-        return AccuracyMargin(
-            metric=bound.metric,
-            bound=kind,
-            value=None,
-            threshold=bound.threshold,
-            reference=bound.reference,
-            margin_percent=None,
-            status=Status.FAIL,
-            note="not found in accuracy.txt",
-        )
-    margin = margin_percent(value, bound.threshold, upper=upper)
-    allowance = margin_percent(bound.reference, bound.threshold, upper=upper)
+        note = "not found in accuracy.txt"
+    else:
+        margin = margin_percent(value, bound.threshold, upper=upper)
+        status = margin_status(margin, margin_percent(bound.reference, bound.threshold, upper=upper))
     return AccuracyMargin(
         metric=bound.metric,
-        bound=kind,
+        bound="upper limit" if upper else "target",
         value=value,
         threshold=bound.threshold,
         reference=bound.reference,
         margin_percent=margin,
-        status=margin_status(margin, allowance),
+        status=status,
         note=note,
     )
 

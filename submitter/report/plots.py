@@ -197,9 +197,14 @@ def _gauge_svg(width: int, body: list[str]) -> Markup:
     )
 
 
+def _along(percent: float, width: int) -> float:
+    """How far along a gauge `width` wide `percent` lies, clipped to the gauge."""
+    return min(max(percent, 0.0), 100.0) / 100 * width
+
+
 def share_gauge(percent: float, status: Status, width: int = 120) -> Markup:
     """A bar filled to `percent` of its length (clipped at 100) in the status colour."""
-    filled = min(max(percent, 0.0), 100.0) / 100 * width
+    filled = _along(percent, width)
     return _gauge_svg(
         width,
         [
@@ -213,8 +218,8 @@ def share_gauge(percent: float, status: Status, width: int = 120) -> Markup:
 def window_gauge(position: float, reference: float, status: Status, width: int = 120) -> Markup:
     """A window from its lower bound (left) to its upper bound (right): a thin tick at the reference,
     and the value as a block in the status colour (pinned to the edge when it lies outside)."""
-    x = min(max(position, 0.0), 100.0) / 100 * width
-    reference_x = min(max(reference, 0.0), 100.0) / 100 * width
+    x = _along(position, width)
+    reference_x = _along(reference, width)
     return _gauge_svg(
         width,
         [
