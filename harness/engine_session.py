@@ -95,7 +95,8 @@ class EngineSession:
             self._worker.wait(timeout=_EXIT_WAIT_S)
         except subprocess.TimeoutExpired:
             self._stop()
-        self._forget()
+        else:
+            self._forget()
 
     def _start(self, environment: Mapping[str, str]) -> None:
         report_read, report_write = os.pipe()
