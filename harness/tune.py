@@ -2,9 +2,10 @@
 
 LoadGen's own verdict is the criterion: with early stopping it decides whether the p99 TTFT and TPOT
 stay under the scenario's limits at that arrival rate. Short trials bracket the answer (growing or
-shrinking by `step`), bisection narrows it to `precision`, and a full-length run confirms the best;
-if the confirmation is INVALID the rate steps down by `precision` and is confirmed again. Every
-trial runs on one engine, started once (`harness.engine_session`).
+shrinking by `step`), bisection narrows it to `precision`, and a full-length run confirms the best.
+Near the engine's capacity a short trial can pass where ten minutes fail (the queue has no time to grow),
+so an INVALID confirmation steps down to `precision` below the rate that run actually completed, and
+is confirmed again. Every trial runs on one engine, started once (`harness.engine_session`).
 
     result = tune_qps(TuneRequest(system, Scenario.SERVER), on_trial=print)
 """
@@ -55,6 +56,7 @@ class Trial:
     valid: bool
     run_dir: Path
     tokens_per_second: float | None
+    completed_qps: float | None  # samples LoadGen saw completed per second, over the whole run
     p99_ttft_ms: float | None
     p99_tpot_ms: float | None
     why_invalid: str | None
@@ -96,6 +98,7 @@ def _trial(
         valid=finished.record.valid,
         run_dir=finished.run_dir,
         tokens_per_second=outcome.metric_value if outcome else None,
+        completed_qps=figures.get("completed_samples_per_second"),
         p99_ttft_ms=figures["p99_ttft_ns"] / 1e6 if "p99_ttft_ns" in figures else None,
         p99_tpot_ms=figures["p99_tpot_ns"] / 1e6 if "p99_tpot_ns" in figures else None,
         why_invalid=None if finished.record.valid else "; ".join(finished.record.problems) or "not valid",
@@ -114,6 +117,17 @@ def _start_qps(request: TuneRequest) -> float:
             "pass --start QPS"
         )
     return float(configured)
+
+
+def next_confirmation_qps(failed: Trial, precision: float) -> float:
+    """The rate to confirm after `failed`: `precision` below what that run actually completed.
+
+    Above capacity the queue grows for the whole run and the engine completes only what it can, so the
+    completed rate measures the capacity; stepping down from the target instead would spend another ten
+    minutes on a rate that cannot hold either. Below capacity the two rates differ only by the final drain.
+    """
+    ceiling = min(failed.qps, failed.completed_qps or failed.qps)
+    return ceiling * (1 - precision)
 
 
 def tune_qps(request: TuneRequest, on_trial: Callable[[Trial], None]) -> TuneResult:
@@ -162,6 +176,6 @@ def _search(request: TuneRequest, on_trial: Callable[[Trial], None], session: En
         if confirmation.valid:
             result.best = confirmation
             return result
-        candidate = candidate * (1 - request.precision)
+        candidate = next_confirmation_qps(confirmation, request.precision)
     result.best = None
     return result

@@ -66,6 +66,32 @@ def test_the_search_brackets_narrows_and_confirms(tmp_path: Path) -> None:
     assert [r["harness"]["engine_start_s"] is None for r in records] == [False] + [True] * (len(records) - 1)
 
 
+def test_a_failed_confirmation_steps_down_below_what_the_engine_completed(tmp_path: Path) -> None:
+    # At 1.5 times capacity the queue grows by a third of a second per second: a 3-second trial ends
+    # under 1 s of waiting (VALID), an 8-second confirmation passes the 2 s TTFT limit (INVALID).
+    overloaded = 1.5 * CAPACITY_QPS
+    request = TuneRequest(
+        system=SystemDescriptor.model_validate(limited_engine()),
+        scenario=Scenario.SERVER,
+        start_qps=overloaded,
+        trial=SHORT_TRIAL,
+        confirm=Smoke(samples=64, min_duration_ms=8000, server_min_queries=512),
+        max_trials=1,
+        precision=0.05,
+        dataset=write_dataset(tmp_path / "data.json"),
+        runs_root=tmp_path / "runs",
+    )
+    result = tune_qps(request, lambda trial: None)
+    search, failed, confirmed = result.trials
+    assert search.valid and not search.confirmation and search.qps == round(overloaded, 3)
+    assert failed.confirmation and not failed.valid and failed.qps == search.qps
+    # The engine completed about its capacity, well under the target; the next rate starts below that,
+    # where 5 % under the target (178 qps) would have failed again.
+    assert failed.completed_qps is not None and failed.completed_qps < 1.02 * CAPACITY_QPS
+    assert confirmed.qps == round(failed.completed_qps * 0.95, 3) < CAPACITY_QPS
+    assert confirmed.valid and result.best is confirmed
+
+
 def test_offline_is_refused(tmp_path: Path) -> None:
     request = TuneRequest(system=SystemDescriptor.model_validate(limited_engine()), scenario=Scenario.OFFLINE)
     with pytest.raises(UsageProblem, match="Offline has no arrival rate"):

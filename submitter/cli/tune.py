@@ -21,6 +21,7 @@ def _row(trial: Trial) -> tuple[str, ...]:
         f"{trial.qps:g}",
         ("confirmation" if trial.confirmation else "search") + (", full length" if trial.full_length else ""),
         "VALID" if trial.valid else "INVALID",
+        number(trial.completed_qps, 2),
         number(trial.tokens_per_second),
         number(trial.p99_ttft_ms),
         number(trial.p99_tpot_ms),
@@ -28,7 +29,16 @@ def _row(trial: Trial) -> tuple[str, ...]:
     )
 
 
-HEADERS = ("target_qps", "run", "LoadGen", "tokens/s", "p99 TTFT ms", "p99 TPOT ms", "run directory")
+HEADERS = (
+    "target_qps",
+    "run",
+    "LoadGen",
+    "completed/s",
+    "tokens/s",
+    "p99 TTFT ms",
+    "p99 TPOT ms",
+    "run directory",
+)
 
 
 @click.command("tune-qps")
@@ -103,6 +113,9 @@ def tune(
         click.echo(
             f"target_qps {trial.qps:g} ({'full' if trial.full_length else 'trial'}): {verdict}", err=True
         )
+        if trial.confirmation and not trial.valid and trial.completed_qps is not None:
+            # Below the target, this is the engine's capacity; the next confirmation starts under it.
+            click.echo(f"  it completed {trial.completed_qps:g} queries/s over the run", err=True)
 
     result = tune_qps(request, report)
     best = result.best
