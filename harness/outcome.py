@@ -24,7 +24,6 @@ _LATENCY_KEYS = {
     "p99_latency_ns": "result_99.00_percentile_latency_ns",
     "samples_per_second": "result_samples_per_second",
     "completed_samples_per_second": "result_completed_samples_per_sec",
-    "scheduled_samples_per_second": "result_scheduled_samples_per_sec",
 }
 # The detail log's verdict on each of LoadGen's validity criteria.
 _VALIDITY_CRITERIA = {
