@@ -8,24 +8,9 @@
 #   setsid nohup bash bench/gpu_capacity.sh > /tmp/gpu-capacity.log 2>&1 &
 # Everything lands in /tmp/gpu-capacity (progress.txt says what finished when).
 set -uo pipefail
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 SUBMITTER_SYSTEMS_PATH=$PWD/bench/systems
 RESULTS=/tmp/gpu-capacity
-mkdir -p "$RESULTS"
-began=$SECONDS
-
-# Never on stdout: commands' stdout is their JSON.
-log() { echo "$(date -u +%H:%M:%S) +$((SECONDS - began))s $*" | tee -a "$RESULTS/progress.txt" >&2; }
-timed() {
-  local started=$SECONDS
-  "$@"
-  log "exit $? after $((SECONDS - started)) s: $*"
-}
-submitter() { python3 -m submitter "$@"; }
-
-nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader > "$RESULTS/gpus.txt"
-[ -f /tmp/synthetic-cnn-eval.json ] || submitter data synth --out /tmp/synthetic-cnn-eval.json
-[ -d /tmp/dummy-llama3.1-8b ] || submitter data dummy-model --out /tmp/dummy-llama3.1-8b
-log "data ready"
+# shellcheck source=bench/gpu_host.sh
+source bench/gpu_host.sh
 
 # One pass over the first 6000 prompts (Offline, min_duration 0): the same work on one GPU and on two.
 one_pass=(--scenario Offline --mode performance --smoke --smoke-samples 6000)

@@ -1,0 +1,19 @@
+# Sourced by the GPU bench scripts after they set RESULTS: the environment on the lent host (vLLM in
+# /tmp/site, the bench descriptors), the data, and the helpers that log what finished when.
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 SUBMITTER_SYSTEMS_PATH=$PWD/bench/systems
+mkdir -p "$RESULTS"
+began=$SECONDS
+
+# Never on stdout: commands' stdout is their JSON.
+log() { echo "$(date -u +%H:%M:%S) +$((SECONDS - began))s $*" | tee -a "$RESULTS/progress.txt" >&2; }
+timed() {
+  local started=$SECONDS
+  "$@"
+  log "exit $? after $((SECONDS - started)) s: $*"
+}
+submitter() { python3 -m submitter "$@"; }
+
+nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader > "$RESULTS/gpus.txt"
+[ -f /tmp/synthetic-cnn-eval.json ] || submitter data synth --out /tmp/synthetic-cnn-eval.json
+[ -d /tmp/dummy-llama3.1-8b ] || submitter data dummy-model --out /tmp/dummy-llama3.1-8b
+log "data ready"
