@@ -105,13 +105,15 @@ def test_the_command_prints_the_trials_and_the_rate_to_set(tmp_path: Path) -> No
     write_json(tmp_path / "fast_cpu.json", descriptor)
     result = run_cli(
         "tune-qps", "--system", "fast_cpu.json", "--scenario", "Interactive", "--start", "100",
-        "--trial-seconds", "1", "--precision", "0.5", "--step", "2", "--no-confirm", "--json", cwd=tmp_path,
+        "--trial-seconds", "1", "--precision", "0.5", "--step", "2", "--max-trials", "2", "--no-confirm",
+        "--json", cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["scenario"] == "Interactive" and document["trials"][0]["qps"] == 100
     first_valid = document["trials"][0]["valid"]
-    assert len(document["trials"]) > 1 and document["trials"][1]["qps"] == (200 if first_valid else 50)
+    # Unbounded, a 2x step at 50 % precision always needs a third trial; --max-trials stops it.
+    assert len(document["trials"]) == 2 and document["trials"][1]["qps"] == (200 if first_valid else 50)
     assert document["best_qps"] == max(trial["qps"] for trial in document["trials"] if trial["valid"])
     assert document["confirmed_full_length"] is False
     assert f'"Interactive": {{"user_conf": {{"target_qps": {document["best_qps"]:g}}}}}' in result.stderr

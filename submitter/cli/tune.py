@@ -70,6 +70,13 @@ HEADERS = (
     show_default=True,
     help="Growth factor while bracketing; near 1 when --start is already close.",
 )
+@click.option(
+    "--max-trials",
+    type=click.IntRange(min=1),
+    default=TuneRequest.max_trials,
+    show_default=True,
+    help="Most short trials before confirming the best valid one (the search's time budget).",
+)
 @click.option("--no-confirm", is_flag=True, help="Skip the full-length confirmation run.")
 @click.option("--dataset", type=click.Path(path_type=Path), help="Dataset JSON (default: the descriptor's).")
 @click.option("--model", help="Checkpoint directory or hub name (default: the descriptor's model_path).")
@@ -83,6 +90,7 @@ def tune(
     trial_seconds: float,
     precision: float,
     step: float,
+    max_trials: int,
     no_confirm: bool,
     dataset: Path | None,
     model: str | None,
@@ -101,6 +109,7 @@ def tune(
         skip_confirm=no_confirm,
         precision=precision,
         step=step,
+        max_trials=max_trials,
         dataset=dataset,
         model=model,
         runs_root=runs_dir,
