@@ -34,14 +34,7 @@ source bench/gpu_host.sh
     timed timeout 300 python3 bench/raw_offline.py --system gpu_dummy --samples 2000 $changes \
       --out "$RESULTS/sweep-$name.json"
   done
-  # The same descriptor with only Server's target_qps changed, in a folder of its own.
-  mkdir -p "$RESULTS/step-down-system"
-  python3 - "$RESULTS/step-down-system/gpu_dummy.json" <<'EOF'
-import json, sys
-descriptor = json.load(open("bench/systems/gpu_dummy.json"))
-descriptor["benchmarks"]["llama3.1-8b"]["scenarios"]["Server"]["user_conf"]["target_qps"] = 55.117
-open(sys.argv[1], "w").write(json.dumps(descriptor, indent=2))
-EOF
+  gpu_dummy_at_rate Server 55.117 "$RESULTS/step-down-system"
   SUBMITTER_SYSTEMS_PATH="$RESULTS/step-down-system" timed submitter run --system gpu_dummy \
     --scenario Server --mode performance --runs-dir "$RESULTS/server-step-down" --json \
     > "$RESULTS/server-step-down.json"
