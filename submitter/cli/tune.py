@@ -59,14 +59,14 @@ HEADERS = (
 @click.option(
     "--precision",
     type=click.FloatRange(min=0.001, max=0.5),
-    default=0.02,
+    default=TuneRequest.precision,
     show_default=True,
     help="Relative gap to stop at.",
 )
 @click.option(
     "--step",
     type=click.FloatRange(min=1.01, max=4),
-    default=1.5,
+    default=TuneRequest.step,
     show_default=True,
     help="Growth factor while bracketing; near 1 when --start is already close.",
 )
