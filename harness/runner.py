@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 
+import msgspec
+
 from compliance.TEST06.verify import verify_run
 from harness import environment, ledger, preflight
 from harness.dataset import load_prompts
@@ -273,7 +275,12 @@ def evaluate_run(plan: RunPlan, run_dir: Path) -> tuple[dict | None, dict | None
             )
             return None, {"evaluated": False, "note": note}, []
         report = write_accuracy(
-            run_dir, plan.dataset, tokenizer_dir, plan.benchmark, trial=plan.request.smoke is not None
+            run_dir,
+            plan.dataset,
+            tokenizer_dir,
+            plan.benchmark,
+            plan.rules.accuracy_patterns,
+            trial=plan.request.smoke is not None,
         )
         failed = [
             f"accuracy {v.metric} {v.value:g} is not {v.bound}" for v in report.verdicts if not v.passed
@@ -321,7 +328,7 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         mode=request.mode,
         audit_config=plan.audit_config,
         overrides=plan.overrides,
-        seeds=plan.rules.loadgen.seeds.model_dump(),
+        seeds=msgspec.structs.asdict(plan.rules.loadgen.seeds),
         round=plan.rules.name,
         dataset=plan.dataset,
         dataset_limit=plan.dataset_limit,
@@ -356,7 +363,10 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
 
     scenario = request.scenario
     outcome = read_outcome(
-        run_dir, plan.benchmark.result_keys[scenario], plan.benchmark.units[scenario], plan.audit_config
+        run_dir,
+        plan.rules.result_key(plan.benchmark, scenario),
+        plan.rules.units(plan.benchmark, scenario),
+        plan.audit_config,
     )
     problems = [] if status == "completed" else [f"the run {status} (worker exit status {exit_status})"]
     if result and result.error:

@@ -7,11 +7,9 @@ severity and file path, so a check only says what is wrong, where in the file, a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from typing import Any, Generic, Protocol, TypeVar
-
-from pydantic import BaseModel, ConfigDict
 
 
 class Severity(StrEnum):
@@ -30,17 +28,24 @@ class Problem:
     path: str | None = None  # when the problem is in another file than the subject's
 
 
-class Finding(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, kw_only=True)
+class Finding:
     rule: str
     severity: Severity
     path: str
-    result: str | None = None  # system/benchmark/scenario the finding belongs to, if any
+    result: str | None = None  # the result it belongs to (division/submitter/system/benchmark/scenario)
     field: str | None = None
     line: int | None = None
     message: str
     fix: str
+
+    def with_severity(self, severity: Severity) -> Finding:
+        return replace(self, severity=severity)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            key: str(value) if isinstance(value, Severity) else value for key, value in asdict(self).items()
+        }
 
     def render(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
@@ -109,4 +114,4 @@ def count_by_severity(findings: Iterable[Finding]) -> dict[Severity, int]:
 
 
 def findings_as_json(findings: Iterable[Finding]) -> list[dict[str, Any]]:
-    return [finding.model_dump(mode="json") for finding in findings]
+    return [finding.as_json() for finding in findings]

@@ -6,6 +6,7 @@ import os
 import signal
 from pathlib import Path
 
+import msgspec
 from harness_helpers import detail_records, fast_descriptor, short_run, write_dataset
 
 from harness.engine_session import EngineSession
@@ -26,7 +27,7 @@ def _harness(record: RunRecord) -> tuple[int, float | None]:
 def test_tests_in_one_session_share_the_engine_and_keep_their_own_settings(tmp_path: Path) -> None:
     dataset = write_dataset(tmp_path / "data.json")
     descriptor = fast_descriptor()
-    seeds = load_round("v6.1").loadgen.seeds.model_dump()
+    seeds = msgspec.structs.asdict(load_round("v6.1").loadgen.seeds)
     with EngineSession() as session:
         first = short_run(descriptor, Scenario.SERVER, Mode.PERFORMANCE, dataset, tmp_path, LONGER, session)
         second = short_run(descriptor, Scenario.SERVER, Mode.PERFORMANCE, dataset, tmp_path, SHORT, session)

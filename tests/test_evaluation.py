@@ -113,7 +113,7 @@ def test_accuracy_txt_is_what_the_checker_parses(run_files) -> None:
     result = evaluate(log, dataset, load_detokenizer(model), workers=1)
     text = accuracy_txt(result)
     assert "np.int64" not in text and f"'gen_len': {result.gen_len}," in text
-    parsed = parse_accuracy_txt(text, "accuracy.txt")
+    parsed = parse_accuracy_txt(text, "accuracy.txt", load_round("v6.1").accuracy_patterns)
     assert parsed.numpy_scalar_line is None
     assert {name: value.raw for name, value in parsed.values.items()} == {
         "ROUGE1": result.rouge1,
@@ -127,7 +127,8 @@ def test_accuracy_txt_is_what_the_checker_parses(run_files) -> None:
 def test_judge_applies_the_rounds_targets_and_gen_len_window(run_files) -> None:
     log, dataset, model, _ = run_files
     result = evaluate(log, dataset, load_detokenizer(model), workers=1)
-    verdicts = judge(result, load_round("v6.1").benchmark("llama3.1-8b").accuracy)
+    rules = load_round("v6.1")
+    verdicts = judge(result, rules.benchmark("llama3.1-8b").accuracy, rules.accuracy_patterns)
     assert [v.metric for v in verdicts] == ["ROUGE1", "ROUGE2", "ROUGEL", "ROUGELSUM", "GEN_LEN", "GEN_LEN"]
     # 600 samples produce far fewer characters than 13368 do: gen_len is below its window, not above.
     assert [(v.bound[:2], v.passed) for v in verdicts if v.metric == "GEN_LEN"] == [

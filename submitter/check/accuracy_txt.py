@@ -1,30 +1,28 @@
 """accuracy.txt: the evaluator's printed metrics and the `hash=` line that truncation appends.
 
-Metric values are read the way the official checker's patterns read them (shared/spec/checker.md §6),
-including its quirks: GEN_LEN and TOKENS_PER_SAMPLE need one space and an unquoted number, so numpy 2's
-`np.int64(…)` is not a value.
+Metrics are read with the round's patterns (`accuracy_patterns` in the packs) and judged the way the
+official checker judges them (shared/spec/checker.md §6): line by line, every line that matches a
+metric's pattern before all targets and the hash were seen counts, so a later line below the target
+fails an earlier good one; GEN_LEN and TOKENS_PER_SAMPLE need one space and an unquoted number, so
+numpy 2's `np.int64(…)` is not a value.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
-_QUOTED = r"\s+'?([\d.]+)'?"
-_PLAIN = r"\s([\d.]+)"
-METRIC_PATTERNS: dict[str, re.Pattern[str]] = {
-    "ROUGE1": re.compile(rf".*'rouge1':{_QUOTED}.*"),
-    "ROUGE2": re.compile(rf".*'rouge2':{_QUOTED}.*"),
-    "ROUGEL": re.compile(rf".*'rougeL':{_QUOTED}.*"),
-    "ROUGELSUM": re.compile(rf".*'rougeLsum':{_QUOTED}.*"),
-    "GEN_LEN": re.compile(rf".*'gen_len':{_PLAIN}.*"),
-    "TOKENS_PER_SAMPLE": re.compile(rf".*'tokens_per_sample':{_PLAIN}.*"),
-    "exact_match": re.compile(rf".*'exact_match':{_PLAIN}.*"),
-    "gsm8k_accuracy": re.compile(rf".*'gsm8k':{_PLAIN}.*"),
-    "mbxp_accuracy": re.compile(rf".*'mbxp':{_PLAIN}.*"),
-}
-_HASH = re.compile(r"^hash=([\w\d]+)$")
+from submitter.rounds.models import AccuracyBound
+
+HASH_PATTERN = re.compile(r"^hash=([\w\d]+)$")
 _NUMPY_SCALAR = re.compile(r"np\.(?:int|float)\d+\(")
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 @dataclass(frozen=True)
@@ -43,22 +41,94 @@ class AccuracyValue:
 @dataclass(frozen=True)
 class AccuracyFile:
     path: str
-    values: dict[str, AccuracyValue] = field(default_factory=dict)
+    lines: tuple[str, ...] = ()
+    values: dict[str, AccuracyValue] = field(default_factory=dict)  # first match of each metric
     hash: str | None = None
     numpy_scalar_line: int | None = None
 
 
-def parse_accuracy_txt(text: str, path: str) -> AccuracyFile:
+def parse_accuracy_txt(text: str, path: str, patterns: Mapping[str, str]) -> AccuracyFile:
+    # Lines as Python's readlines() gives them after universal-newline translation: split at "\n" only.
+    lines = tuple(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"))
     values: dict[str, AccuracyValue] = {}
     digest = None
     numpy_line = None
-    for number, line in enumerate(text.splitlines(), start=1):
-        line = line.rstrip("\r")
-        for metric, pattern in METRIC_PATTERNS.items():
-            if metric not in values and (match := pattern.match(line)):
+    for number, line in enumerate(lines, start=1):
+        for metric, pattern in patterns.items():
+            if metric not in values and (match := _compiled(pattern).match(line)):
                 values[metric] = AccuracyValue(match.group(1), number)
-        if digest is None and (match := _HASH.match(line)):
+        if digest is None and (match := HASH_PATTERN.match(line)):
             digest = match.group(1)
         if numpy_line is None and _NUMPY_SCALAR.search(line):
             numpy_line = number
-    return AccuracyFile(path, values, digest, numpy_line)
+    return AccuracyFile(path, lines, values, digest, numpy_line)
+
+
+@dataclass(frozen=True)
+class Miss:
+    """A line whose value misses its target (below) or its upper limit (above)."""
+
+    bound: AccuracyBound
+    value: str
+    line: int
+    upper: bool
+
+
+@dataclass(frozen=True)
+class AccuracyJudgement:
+    misses: tuple[Miss, ...]
+    unseen: tuple[AccuracyBound, ...]  # targets no line met
+    not_numbers: tuple[AccuracyValue, ...]  # matched text that is not a number (the official checker raises)
+    hash: str | None
+    reported: dict[str, str]  # metric -> the last value read, as summary.csv's Accuracy column shows it
+
+
+def judge(
+    lines: Sequence[str],
+    targets: Sequence[AccuracyBound],
+    upper_limits: Sequence[AccuracyBound],
+    patterns: Mapping[str, str],
+) -> AccuracyJudgement:
+    """The official accuracy.txt judgement: stops once every target was met and a hash line was seen."""
+    misses: list[Miss] = []
+    not_numbers: list[AccuracyValue] = []
+    met = [False] * len(targets)
+    digest = None
+    reported: dict[str, str] = {}
+    for number, line in enumerate(lines, start=1):
+        if targets and (match := HASH_PATTERN.match(line)):
+            digest = match.group(1)
+        for index, bound in enumerate(targets):
+            raw = _match(patterns, bound.metric, line)
+            if raw is None:
+                continue
+            value = _number(raw, number, not_numbers)
+            if value is not None and value >= bound.threshold:
+                met[index] = True
+            elif value is not None:
+                misses.append(Miss(bound, raw, number, upper=False))
+            if raw:
+                reported[bound.metric] = raw
+        for bound in upper_limits:
+            raw = _match(patterns, bound.metric, line)
+            value = None if raw is None else _number(raw, number, not_numbers)
+            if value is not None and value > bound.threshold:
+                misses.append(Miss(bound, raw or "", number, upper=True))
+        if all(met) and digest:
+            break
+    unseen = tuple(bound for bound, seen in zip(targets, met, strict=True) if not seen)
+    return AccuracyJudgement(tuple(misses), unseen, tuple(not_numbers), digest, reported)
+
+
+def _match(patterns: Mapping[str, str], metric: str, line: str) -> str | None:
+    pattern = patterns.get(metric)
+    match = _compiled(pattern).match(line) if pattern else None
+    return match.group(1) if match else None
+
+
+def _number(raw: str, line: int, not_numbers: list[AccuracyValue]) -> float | None:
+    try:
+        return float(raw)
+    except ValueError:
+        not_numbers.append(AccuracyValue(raw, line))
+        return None

@@ -3,24 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import submitter.check.rules  # noqa: F401  (registers every rule)
 from submitter.check.context import (
+    PERFORMANCE_RULES,
     RESULT_RULES,
     TREE_RULES,
+    PerformanceRun,
     ResultContext,
     SystemKey,
     TreeContext,
     system_json_path,
 )
-from submitter.check.detect import Detection, detect_round, tree_layout
-from submitter.check.load import JsonFile, TreeReader, index_files, load_entry
+from submitter.check.detect import Detection, detect_tree_round
+from submitter.check.load import (
+    EntryFiles,
+    JsonFile,
+    TreeReader,
+    index_files,
+    load_entry,
+    open_model_mapping,
+)
 from submitter.check.rules.system import system_findings
 from submitter.check.summary import ResultRow, summarise
-from submitter.check.tree import ResultEntry, discover, locate
+from submitter.check.tree import discover, locate
 from submitter.rounds.models import RoundRules
 from submitter.rounds.registry import load_round
 from submitter.rules import Finding, Severity
@@ -32,31 +41,39 @@ class CheckReport:
     detection: Detection | None
     findings: list[Finding]
     results: list[ResultRow]
+    strict: bool = False
+    # What was read, for documents built on the check (the review): each result's files, in the order
+    # of `results`, and each system's description.
+    entries: tuple[EntryFiles, ...] = ()
+    systems: Mapping[SystemKey, JsonFile | None] = field(default_factory=dict)
 
     @property
     def errors(self) -> int:
         return sum(finding.severity is Severity.ERROR for finding in self.findings)
 
 
-def check_tree(path: Path, round_name: str | None = None, submitter: str | None = None) -> CheckReport:
+def check_tree(
+    path: Path, round_name: str | None = None, submitter: str | None = None, strict: bool = False
+) -> CheckReport:
+    """Check a tree. `strict` holds the warnings (form: wording, hygiene, extra files) as errors too."""
     scope = locate(path, submitter)
     index = index_files(scope)
     entries = discover(scope)
     reader = TreeReader(scope.root, index)
-    detection = None
-    if round_name is None:
-        # Performance logs sit in the same place in every layout: they can be read before the round is known.
-        any_layout = load_round("v6.1").layout
-        logs = [reader.detail_log(entry.relative(entry.performance_log(any_layout))) for entry in entries]
-        layout = tree_layout(index, scope.submitter_folders())
-        detection = detect_round([log for log in logs if log is not None], layout)
-        rules = load_round(detection.round)
-    else:
-        rules = load_round(round_name)
+    detection = detect_tree_round(reader, entries) if round_name is None else None
+    rules = load_round(detection.round if detection else round_name)  # type: ignore[arg-type]
 
-    loaded = [load_entry(reader, entry, rules.layout) for entry in entries]
-    system_keys = sorted({(e.division, e.submitter, e.system) for e in entries})
+    mappings = {
+        (folder.parent.name, folder.name): open_model_mapping(reader, rules, folder.parent.name, folder.name)
+        for folder in scope.submitter_dirs()
+    }
+    loaded = [
+        load_entry(reader, entry, rules, _mapping(mappings.get((entry.division, entry.submitter))))
+        for entry in entries
+    ]
+    system_keys = sorted({entry.system_key for entry in entries})
     systems = {key: reader.json(system_json_path(rules, *key)) for key in system_keys}
+    nameplates = _nameplates(reader, rules, system_keys, loaded)
     tree = TreeContext(
         scope=scope,
         rules=rules,
@@ -65,17 +82,73 @@ def check_tree(path: Path, round_name: str | None = None, submitter: str | None 
         entries=tuple(loaded),
         systems=systems,
         unreadable=reader.problems,
+        model_mappings=mappings,
+        nameplates=nameplates,
     )
     contexts = [
-        ResultContext(files=files, rules=rules, index=index, system=_system_data(systems, files.entry))
+        ResultContext(
+            files=files,
+            rules=rules,
+            index=index,
+            system=_data(systems.get(files.entry.system_key)),
+            nameplate=_data(nameplates.get(files.entry.system_key), kind=object),
+        )
         for files in loaded
     ]
     findings = [*TREE_RULES.run(tree), *system_findings(tree)]
     for context in contexts:
         findings.extend(RESULT_RULES.run(context))
-    return CheckReport(rules, detection, findings, summarise(contexts, findings))
+        for run in _performance_runs(context):
+            findings.extend(PERFORMANCE_RULES.run(run))
+    if strict:
+        findings = [finding.with_severity(Severity.ERROR) for finding in findings]
+    return CheckReport(rules, detection, findings, summarise(contexts, findings), strict, tuple(loaded), systems)
 
 
-def _system_data(systems: Mapping[SystemKey, JsonFile | None], entry: ResultEntry) -> dict[str, Any] | None:
-    loaded = systems.get((entry.division, entry.submitter, entry.system))
-    return loaded.data if loaded is not None and isinstance(loaded.data, dict) else None
+def _performance_runs(context: ResultContext) -> list[PerformanceRun]:
+    """The result's own run, and the performance runs of its TEST01/TEST04 audits (closed divisions)."""
+    runs = [PerformanceRun(context.files.performance_log, context.perf_log_path, context)]
+    if not context.closed or context.endpoints:
+        return runs
+    for test, audit in context.files.audits.items():
+        rules = context.rules.compliance[test]
+        if rules.performance_run and audit.performance_log is not None:
+            path = f"{audit.folder}/{rules.performance_run}/mlperf_log_detail.txt"
+            runs.append(PerformanceRun(audit.performance_log, path, context, audit=test))
+    return runs
+
+
+def _mapping(loaded: JsonFile | None) -> dict[str, str]:
+    data = loaded.data if loaded is not None else None
+    return data if isinstance(data, dict) else {}
+
+
+def _data(loaded: JsonFile | None, kind: type = dict) -> Any:
+    return loaded.data if loaded is not None and isinstance(loaded.data, kind) else None
+
+
+def _nameplates(
+    reader: TreeReader, rules: RoundRules, keys: list[SystemKey], loaded: list[EntryFiles]
+) -> Mapping[SystemKey, JsonFile | None]:
+    """The nameplate power YAML of systems with power results, in rounds that have one (v6.1)."""
+    template = rules.layout.nameplate_power
+    with_power = {files.entry.system_key for files in loaded if files.power_files is not None}
+    if template is None or not with_power:
+        return {}
+    found: dict[SystemKey, JsonFile | None] = {}
+    for key in keys:
+        path = template.format(division=key[0], submitter=key[1], system=key[2])
+        text = reader.text(path) if key in with_power else None
+        found[key] = None if text is None else _yaml(path, text)
+    return found
+
+
+def _yaml(path: str, text: str) -> JsonFile:
+    import yaml  # only power results of v6.1 need it
+
+    try:
+        return JsonFile(path, yaml.safe_load(text))
+    except yaml.YAMLError as exc:
+        return JsonFile(path, problem=f"is not valid YAML ({type(exc).__name__})")
+    except RecursionError:
+        return JsonFile(path, problem="is nested too deeply to read")

@@ -1,13 +1,18 @@
-"""Which round a tree was made for: from the LoadGen seeds in its logs, and from its directory layout."""
+"""Which round a tree was made for: from the LoadGen seeds in its logs, and from its directory layout.
+
+One place for `check`, `package` and `report`. The seeds decide (they cannot be changed after a run);
+the layout decides where no log carries a known round's seeds, and then the newest round of that layout.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from submitter.check.load import FileIndex
+from submitter.check.load import FileIndex, TreeReader
 from submitter.check.mlperf_log import DetailLog
+from submitter.check.tree import ResultEntry
 from submitter.rounds.registry import available_rounds, load_round
 
 SEED_KEYS = ("qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed")
@@ -23,21 +28,28 @@ def rounds_with_seeds(log: DetailLog) -> list[str]:
     ]
 
 
-def tree_layout(index: FileIndex, submitter_folders: Iterable[str]) -> str | None:
-    """ "v5.1" when measurements and compliance sit beside results, "v6" when results hold them."""
+def tree_layout(index: FileIndex, entries: Sequence[ResultEntry]) -> str | None:
+    """The layout the results are written in: each result votes with where its measurements live.
+
+    "v5.1" keeps them in `<submitter>/measurements/<system>/<benchmark>/<scenario>/`, the v6 layout in
+    the result's own folder (`measurements.json`). A code folder's name only breaks a tie, since trees
+    that moved to the v6 layout often keep both `code/` and `src/`.
+    """
     votes: Counter[str] = Counter()
-    for folder in submitter_folders:
-        if any(index.has_dir(f"{folder}/{name}") for name in ("measurements", "compliance", "code")):
-            votes["v5.1"] += 1
-        results = f"{folder}/results/"
-        if index.has_dir(f"{folder}/src") or any(
-            path.startswith(results)
-            and path.endswith("/measurements.json")
-            and path.count("/") == results.count("/") + 3
-            for path in index.files
-        ):
-            votes["v6"] += 1
-    return votes.most_common(1)[0][0] if votes else None
+    for entry in entries:
+        base = f"{entry.division}/{entry.submitter}"
+        scenario = f"{entry.system}/{entry.benchmark}/{entry.scenario}"
+        if index.has_dir(f"{base}/measurements/{scenario}") or index.has_dir(f"{base}/compliance/{scenario}"):
+            votes["v5.1"] += 2
+        if index.has_file(f"{base}/results/{scenario}/measurements.json"):
+            votes["v6"] += 2
+    for base in {f"{entry.division}/{entry.submitter}" for entry in entries}:
+        votes["v5.1"] += index.has_dir(f"{base}/code") and not index.has_dir(f"{base}/src")
+        votes["v6"] += index.has_dir(f"{base}/src") and not index.has_dir(f"{base}/code")
+    ranked = votes.most_common()
+    if not ranked or ranked[0][1] == 0 or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
+        return None
+    return ranked[0][0]
 
 
 @dataclass(frozen=True)
@@ -69,3 +81,11 @@ def detect_round(logs: Iterable[DetailLog], layout: str | None) -> Detection:
         )
     newest = available_rounds()[-1]
     return Detection(newest, f"neither seeds nor layout tell the round, so the newest, {newest}")
+
+
+def detect_tree_round(reader: TreeReader, entries: Sequence[ResultEntry]) -> Detection:
+    """The round of a tree whose round the user did not name."""
+    # Performance logs sit in the same place in every layout: they can be read before the round is known.
+    any_layout = load_round(available_rounds()[-1]).layout
+    logs = [reader.detail_log(entry.relative(entry.performance_log(any_layout))) for entry in entries]
+    return detect_round([log for log in logs if log is not None], tree_layout(reader.index, entries))

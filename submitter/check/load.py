@@ -1,15 +1,19 @@
 """Reading a submission tree once: an index of every file, and each result's files parsed into types.
 
 This is the only module of the checker that touches the disk. A file that cannot be read or parsed
-is recorded as such (its rule reports it); nothing raises for bad content.
+is recorded as such (its rule reports it); nothing raises for bad content. Symbolic links are
+followed, as the official checker follows them (a `src` link to `code` is a code folder), and noted
+so that the hygiene rules can name them.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +21,24 @@ from submitter.check.accuracy_txt import AccuracyFile, parse_accuracy_txt
 from submitter.check.mlperf_log import DetailLog, parse_detail_log
 from submitter.check.tree import ResultEntry, Scope
 from submitter.fileio import json_error_reason
-from submitter.rounds.models import Layout
+from submitter.rounds.models import BenchmarkRules, Layout, RoundRules
+
+ENDPOINTS_CONFIG_FILES = ("config.yaml", "config.yml")
+
+
+class LinkState(StrEnum):
+    OK = "a symbolic link"
+    BROKEN = "a broken symbolic link"
+    LOOP = "a symbolic link that loops back on itself"
 
 
 @dataclass(frozen=True)
 class FileIndex:
     """Every file, folder and symlink under the scope, by path relative to the tree root."""
 
-    files: Mapping[str, int]  # path -> size in bytes
+    files: Mapping[str, int]  # path -> size in bytes (files reached through links included)
     dirs: frozenset[str]
-    symlinks: Mapping[str, bool]  # path -> whether its target exists
+    symlinks: Mapping[str, LinkState]
     root_files: tuple[str, ...] = ()  # files beside closed/ open/ network/, when the whole tree is checked
 
     def has_file(self, path: str) -> bool:
@@ -45,37 +57,65 @@ class FileIndex:
 def index_files(scope: Scope) -> FileIndex:
     files: dict[str, int] = {}
     dirs: set[str] = set()
-    symlinks: dict[str, bool] = {}
+    symlinks: dict[str, LinkState] = {}
     tops = [scope.root / division for division in scope.divisions if (scope.root / division).is_dir()]
     if scope.submitter is not None:
         tops = [top / scope.submitter for top in tops if (top / scope.submitter).is_dir()]
     for top in tops:
-        dirs.add(_relative(top, scope.root))
-        for folder, subfolders, names in os.walk(top, followlinks=False):
-            base = Path(folder)
-            for name in subfolders:
-                target = base / name
-                if target.is_symlink():
-                    symlinks[_relative(target, scope.root)] = target.exists()
-                else:
-                    dirs.add(_relative(target, scope.root))
-            for name in names:
-                target = base / name
-                if target.is_symlink():
-                    symlinks[_relative(target, scope.root)] = target.exists()
-                    continue
-                try:
-                    files[_relative(target, scope.root)] = target.stat().st_size
-                except OSError:
-                    symlinks[_relative(target, scope.root)] = False
+        relative = top.relative_to(scope.root).as_posix()
+        dirs.add(relative)
+        _walk(str(top), relative, frozenset(), files, dirs, symlinks)
     root_files: tuple[str, ...] = ()
     if scope.submitter is None and len(scope.divisions) > 1:
         root_files = tuple(sorted(child.name for child in scope.root.iterdir() if child.is_file()))
     return FileIndex(files, frozenset(dirs), symlinks, root_files)
 
 
-def _relative(path: Path, root: Path) -> str:
-    return path.relative_to(root).as_posix()
+def _walk(
+    folder: str,
+    relative: str,
+    ancestors: frozenset[tuple[int, int]],
+    files: dict[str, int],
+    dirs: set[str],
+    symlinks: dict[str, LinkState],
+) -> None:
+    """Depth first, through links to folders, stopping where a link leads back into its own ancestry."""
+    try:
+        status = os.stat(folder)
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        return
+    here = frozenset({*ancestors, (status.st_dev, status.st_ino)})
+    for entry in entries:
+        path = f"{relative}/{entry.name}"
+        if entry.is_symlink():
+            state, target = _link(entry.path)
+            symlinks[path] = state
+            if target is None:
+                continue
+            if os.path.isdir(entry.path):
+                if (target.st_dev, target.st_ino) in here:
+                    symlinks[path] = LinkState.LOOP
+                    continue
+                dirs.add(path)
+                _walk(entry.path, path, here, files, dirs, symlinks)
+            elif os.path.isfile(entry.path):
+                files[path] = target.st_size
+        elif entry.is_dir(follow_symlinks=False):
+            dirs.add(path)
+            _walk(entry.path, path, here, files, dirs, symlinks)
+        elif entry.is_file(follow_symlinks=False):
+            try:
+                files[path] = entry.stat(follow_symlinks=False).st_size
+            except OSError:
+                continue
+
+
+def _link(path: str) -> tuple[LinkState, os.stat_result | None]:
+    try:
+        return LinkState.OK, os.stat(path)
+    except OSError as exc:
+        return (LinkState.LOOP if exc.errno == errno.ELOOP else LinkState.BROKEN), None
 
 
 @dataclass(frozen=True)
@@ -83,23 +123,6 @@ class JsonFile:
     path: str
     data: Any = None
     problem: str | None = None  # why it could not be read; None when `data` holds the content
-
-
-@dataclass(frozen=True)
-class EntryFiles:
-    """A result's files, where the round's layout puts them, parsed."""
-
-    entry: ResultEntry
-    results_dir: str
-    performance_dir: str
-    accuracy_dir: str
-    measurements_dir: str
-    compliance_dir: str
-    performance_log: DetailLog | None
-    accuracy_log: DetailLog | None
-    accuracy: AccuracyFile | None
-    measurements: JsonFile | None
-    test06_verification: str | None
 
 
 class TreeReader:
@@ -117,16 +140,26 @@ class TreeReader:
             self._texts[path] = self._read(path)
         return self._texts[path]
 
-    def _read(self, path: str) -> str | None:
+    def data(self, path: str) -> bytes | None:
         if not self.index.has_file(path):
             return None
         try:
-            return (self.root / path).read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            self.problems[path] = f"is not UTF-8 text (byte {exc.start})"
+            return (self.root / path).read_bytes()
         except OSError as exc:
             self.problems[path] = f"cannot be read ({exc.strerror})"
-        return None
+            return None
+
+    def _read(self, path: str) -> str | None:
+        raw = self.data(path)
+        if raw is None:
+            return None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.problems[path] = f"is not UTF-8 text (byte {exc.start})"
+            return None
+        # Universal newlines, as Python's text files (the official checker's) read them.
+        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
     def json(self, path: str) -> JsonFile | None:
         text = self.text(path)
@@ -137,6 +170,8 @@ class TreeReader:
             return JsonFile(path, json.loads(text))
         except json.JSONDecodeError as exc:
             return JsonFile(path, problem=json_error_reason(exc))
+        except (ValueError, RecursionError) as exc:
+            return JsonFile(path, problem=f"cannot be read as JSON ({type(exc).__name__})")
 
     def detail_log(self, path: str) -> DetailLog | None:
         """Parsed once: round detection and the result's own loading ask for the same log."""
@@ -144,6 +179,52 @@ class TreeReader:
             text = self.text(path)
             self._logs[path] = None if text is None else parse_detail_log(text, path)
         return self._logs[path]
+
+
+@dataclass(frozen=True)
+class AuditFiles:
+    """What one compliance test left in `<compliance dir>/<TEST>/`."""
+
+    test: str
+    folder: str
+    exists: bool
+    verification: str | None = None  # verify_accuracy.txt or verify_output_len.txt
+    performance_verification: str | None = None  # verify_performance.txt
+    performance_log: DetailLog | None = None
+    baseline: str | None = None  # TEST01's accuracy files, read when its deterministic check did not pass
+    compliance: str | None = None
+
+
+@dataclass(frozen=True)
+class EntryFiles:
+    """A result's files, where the round's layout puts them, parsed."""
+
+    entry: ResultEntry
+    benchmark: str  # the benchmark the folder holds, aliases and the open division's mapping resolved
+    results_dir: str
+    performance_dir: str
+    accuracy_dir: str
+    measurements_dir: str
+    compliance_dir: str
+    performance_log: DetailLog | None
+    accuracy_log: DetailLog | None
+    accuracy: AccuracyFile | None
+    measurements: JsonFile | None
+    measurements_path: str | None
+    audits: Mapping[str, AuditFiles] = field(default_factory=dict)
+    # Files of a power measurement under performance/, by path relative to it (None: not a power result).
+    power_files: Mapping[str, bytes] | None = None
+    endpoints: Any = None  # an endpoints-format result (submitter.check.endpoints.EndpointsResult)
+    endpoints_audits: Mapping[str, Any] = field(default_factory=dict)  # audit name -> AuditOutcome
+
+    @property
+    def test06_verification(self) -> str | None:
+        audit = self.audits.get("TEST06")
+        return audit.verification if audit else None
+
+    @property
+    def power_dir(self) -> str:
+        return f"{self.results_dir}/performance/power"
 
 
 def measurements_file(
@@ -155,17 +236,25 @@ def measurements_file(
         path = f"{folder}/{named}"
         return path if index.has_file(path) else None
     candidates = [
-        name
-        for name in index.files_in(folder)
-        if name.startswith(system) and (name.endswith(f"_{scenario}.json") or name.endswith(".json"))
+        name for name in index.files_in(folder) if name.startswith(system) and name.endswith(".json")
     ]
     return f"{folder}/{candidates[0]}" if candidates else None
 
 
-def load_entry(reader: TreeReader, entry: ResultEntry, layout: Layout) -> EntryFiles:
+def load_entry(
+    reader: TreeReader,
+    entry: ResultEntry,
+    rules: RoundRules,
+    open_mapping: Mapping[str, str] | None = None,
+) -> EntryFiles:
+    layout = rules.layout
+
     def relative(template: str) -> str:
         return entry.relative(entry.where(template))
 
+    benchmark = rules.benchmark_name(entry.benchmark, dict(open_mapping or {}))
+    bench = rules.benchmarks.get(benchmark)
+    results_dir = relative(layout.results_dir)
     performance_dir = relative(layout.performance_dir)
     accuracy_dir = relative(layout.accuracy_dir)
     measurements_dir = relative(layout.measurements_dir)
@@ -174,18 +263,110 @@ def load_entry(reader: TreeReader, entry: ResultEntry, layout: Layout) -> EntryF
     measurements_path = measurements_file(
         reader.index, measurements_dir, entry.system, entry.scenario, layout
     )
+    performance_log = reader.detail_log(f"{performance_dir}/mlperf_log_detail.txt")
+    accuracy_log = reader.detail_log(f"{accuracy_dir}/mlperf_log_detail.txt")
+    endpoints, endpoints_audits = None, {}
+    if performance_log is None and accuracy_log is None:
+        endpoints = _endpoints(reader, results_dir)
+        endpoints_audits = _endpoints_audits(reader, results_dir, rules, bench)
+        performance_log, accuracy_log = endpoints.performance, endpoints.accuracy
     return EntryFiles(
         entry=entry,
-        results_dir=relative(layout.results_dir),
+        benchmark=benchmark,
+        results_dir=results_dir,
         performance_dir=performance_dir,
         accuracy_dir=accuracy_dir,
         measurements_dir=measurements_dir,
         compliance_dir=compliance_dir,
-        performance_log=reader.detail_log(f"{performance_dir}/mlperf_log_detail.txt"),
-        accuracy_log=reader.detail_log(f"{accuracy_dir}/mlperf_log_detail.txt"),
+        performance_log=performance_log,
+        accuracy_log=accuracy_log,
         accuracy=None
         if accuracy_text is None
-        else parse_accuracy_txt(accuracy_text, f"{accuracy_dir}/accuracy.txt"),
+        else parse_accuracy_txt(accuracy_text, f"{accuracy_dir}/accuracy.txt", rules.accuracy_patterns),
         measurements=reader.json(measurements_path) if measurements_path else None,
-        test06_verification=reader.text(f"{compliance_dir}/TEST06/verify_accuracy.txt"),
+        measurements_path=measurements_path,
+        audits=_audits(reader, compliance_dir, rules, bench),
+        power_files=_power_files(reader, results_dir, rules),
+        endpoints=endpoints,
+        endpoints_audits=endpoints_audits,
     )
+
+
+def _audits(
+    reader: TreeReader, compliance_dir: str, rules: RoundRules, bench: BenchmarkRules | None
+) -> dict[str, AuditFiles]:
+    audits = {}
+    for test in bench.compliance_tests if bench else ():
+        audit = rules.compliance.get(test)
+        folder = f"{compliance_dir}/{test}"
+        if audit is None:
+            continue
+
+        def text(name: str | None, folder: str = folder) -> str | None:
+            return reader.text(f"{folder}/{name}") if name else None
+
+        audits[test] = AuditFiles(
+            test=test,
+            folder=folder,
+            exists=reader.index.has_dir(folder),
+            verification=text(audit.verification_file),
+            performance_verification=text(audit.performance_file),
+            performance_log=reader.detail_log(f"{folder}/{audit.performance_run}/mlperf_log_detail.txt")
+            if audit.performance_run
+            else None,
+            baseline=text(f"accuracy/{audit.baseline_file}" if audit.baseline_file else None),
+            compliance=text(f"accuracy/{audit.compliance_file}" if audit.compliance_file else None),
+        )
+    return audits
+
+
+def _power_files(reader: TreeReader, results_dir: str, rules: RoundRules) -> dict[str, bytes] | None:
+    performance = f"{results_dir}/performance"
+    if not reader.index.has_dir(f"{performance}/power"):
+        return None
+    found = {}
+    for name in rules.power.result_files:
+        data = reader.data(f"{performance}/{name}")
+        if data is not None:
+            found[name] = data
+    return found
+
+
+def _endpoints(reader: TreeReader, results_dir: str) -> Any:
+    """An endpoints-format result: config.yaml (or config.yml) and the two JSON summaries."""
+    from submitter.check.endpoints import read_endpoints_result
+
+    present = [name for name in ENDPOINTS_CONFIG_FILES if reader.index.has_file(f"{results_dir}/{name}")]
+    texts = [reader.text(f"{results_dir}/{name}") for name in present]
+    return read_endpoints_result(
+        texts[0] if texts else None,
+        reader.text(f"{results_dir}/performance/result_summary.json"),
+        reader.text(f"{results_dir}/accuracy/accuracy_results.json"),
+        results_dir,
+        config_name=present[0] if present else ENDPOINTS_CONFIG_FILES[0],
+        fallback_config_text=texts[1] if len(texts) > 1 else None,
+    )
+
+
+def _endpoints_audits(
+    reader: TreeReader, results_dir: str, rules: RoundRules, bench: BenchmarkRules | None
+) -> dict[str, Any]:
+    """The audit files an endpoints result holds, by the endpoints' name of the test."""
+    from submitter.check.endpoints import read_audit
+
+    found = {}
+    for test in bench.compliance_tests if bench else ():
+        name = rules.compliance[test].endpoints_name if test in rules.compliance else None
+        path = f"{results_dir}/audit/audit_{name}.json"
+        if name and reader.index.has_file(path):
+            found[name] = read_audit(reader.text(path), path)
+    return found
+
+
+def open_model_mapping(
+    reader: TreeReader, rules: RoundRules, division: str, submitter: str
+) -> JsonFile | None:
+    """The open division's own benchmark names (`model_mapping.json`); closed and network have none."""
+    if division != "open":
+        return None
+    return reader.json(f"{division}/{submitter}/{rules.model_names.open_mapping_file}")

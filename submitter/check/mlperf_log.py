@@ -1,7 +1,9 @@
 """LoadGen's detail log (`:::MLLOG {json}` lines) parsed once into a typed object.
 
-A line that cannot be read becomes a `LogProblem` with its line number; parsing never raises, so one
-garbled line costs a finding, not the run.
+Read as the official checker reads it: the first line must start with a marker (`:::MLLOG`, or
+`:::ENDPTS` for logs of MLCommons' endpoints load generator), a marker line must hold JSON with a
+key, and other lines are skipped. Parsing never raises: what the official checker would crash on
+becomes a `LogProblem` (fatal), a skipped line a `StrayLine`, so one garbled line costs a finding.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MLLOG_PREFIX = ":::MLLOG "
+MARKERS = (":::MLLOG", ":::ENDPTS")
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,8 @@ class DetailLog:
     records: dict[str, LogRecord] = field(default_factory=dict)
     errors: tuple[LogRecord, ...] = ()
     warnings: tuple[LogRecord, ...] = ()
-    problems: tuple[LogProblem, ...] = ()
+    problems: tuple[LogProblem, ...] = ()  # lines the official checker stops at
+    stray_lines: tuple[int, ...] = ()  # lines without a marker, which it skips
 
     def get(self, key: str, default: Any = None) -> Any:
         record = self.records.get(key)
@@ -44,7 +48,7 @@ class DetailLog:
 
     def line_of(self, key: str) -> int | None:
         record = self.records.get(key)
-        return None if record is None else record.line
+        return None if record is None or not record.line else record.line
 
     def __contains__(self, key: str) -> bool:
         return key in self.records
@@ -55,24 +59,22 @@ def parse_detail_log(text: str, path: str) -> DetailLog:
     errors: list[LogRecord] = []
     warnings: list[LogRecord] = []
     problems: list[LogProblem] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    stray: list[int] = []
+    if not text.strip():
+        return DetailLog(path, problems=(LogProblem(0, "is empty"),))
+    lines = text.split("\n")
+    marker = next((m for m in MARKERS if lines[0].startswith(m)), None)
+    if marker is None:
+        problems.append(LogProblem(1, "does not start with a :::MLLOG record"))
+        marker = MARKERS[0]
+    for number, line in enumerate(lines, start=1):
+        line = line.rstrip()
+        if not line.startswith(marker):
+            if line and number > 1:
+                stray.append(number)
             continue
-        if not line.startswith(MLLOG_PREFIX):
-            problems.append(LogProblem(number, "is not a :::MLLOG record"))
-            continue
-        try:
-            payload = json.loads(line[len(MLLOG_PREFIX) :])
-            key = payload["key"]
-            metadata = payload.get("metadata") or {}
-            record = LogRecord(
-                str(key),
-                payload.get("value"),
-                number,
-                is_error=bool(metadata.get("is_error")),
-                is_warning=bool(metadata.get("is_warning")),
-            )
-        except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
+        record = _record(line[len(marker) :], number)
+        if record is None:
             problems.append(LogProblem(number, "holds a :::MLLOG record that is not valid JSON with a key"))
             continue
         records.setdefault(record.key, record)
@@ -80,4 +82,20 @@ def parse_detail_log(text: str, path: str) -> DetailLog:
             errors.append(record)
         if record.is_warning:
             warnings.append(record)
-    return DetailLog(path, records, tuple(errors), tuple(warnings), tuple(problems))
+    return DetailLog(path, records, tuple(errors), tuple(warnings), tuple(problems), tuple(stray))
+
+
+def _record(payload: str, number: int) -> LogRecord | None:
+    try:
+        data = json.loads(payload)
+        key = data["key"]
+        metadata = data.get("metadata") or {}
+        return LogRecord(
+            str(key),
+            data.get("value"),
+            number,
+            is_error=bool(metadata.get("is_error")),
+            is_warning=bool(metadata.get("is_warning")),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None

@@ -1,4 +1,10 @@
-"""Per-result verdicts, the results table, and the official summary.csv (shared/spec/checker.md §12)."""
+"""Per-result verdicts, the results table, and the official summary.csv (shared/spec/checker.md §12).
+
+A row says what the official checker's writer says, value for value: the submitter folder's name, the
+description's values as Python prints them, the benchmark folder's name beside the benchmark it
+resolves to, notes joined only when there are software notes, `inferred` compared case-sensitively,
+the metric in the scenario's units (ms for stream latencies), and a second row for a power result.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from submitter.check.context import ResultContext, system_json_path
+from submitter.check.accuracy_txt import judge
+from submitter.check.context import PerformanceRun, ResultContext, system_json_path
+from submitter.check.metric import performance_metric
+from submitter.check.rules.power import design_power_watts, result_power_metric
+from submitter.rounds.models import Scenario
 from submitter.rules import Finding, Severity
 
 CSV_COLUMNS = (
@@ -47,16 +57,20 @@ CSV_COLUMNS = (
 
 @dataclass(frozen=True)
 class ResultRow:
+    division: str
+    submitter: str
     system: str
     benchmark: str
     scenario: str
     metric: float | None
     units: str | None
     valid: bool
-    csv: dict[str, str] | None  # the official summary row, for valid results
+    csv: tuple[dict[str, str], ...]  # the official summary rows of a valid result (two with power)
 
     def as_json(self) -> dict[str, Any]:
         return {
+            "division": self.division,
+            "submitter": self.submitter,
             "system": self.system,
             "benchmark": self.benchmark,
             "scenario": self.scenario,
@@ -67,109 +81,139 @@ class ResultRow:
 
 
 def summarise(contexts: Iterable[ResultContext], findings: Iterable[Finding]) -> list[ResultRow]:
-    """A result is valid when no error belongs to it, to its system, or to a folder that holds it
-    (a missing code folder or a missing required scenario invalidates them all, as officially)."""
-    failing_results = {f.result for f in findings if f.severity is Severity.ERROR and f.result}
-    failing_paths = {f.path for f in findings if f.severity is Severity.ERROR}
+    """A result is valid when no error belongs to it: an error about it, about a file in its folders, about
+    its system's description, or about a folder that holds it (a missing code folder or a missing required
+    scenario invalidates them all, as officially)."""
+    errors = [finding for finding in findings if finding.severity is Severity.ERROR]
+    failing_results = {finding.result for finding in errors if finding.result}
+    failing_paths = {finding.path for finding in errors}
     rows = []
     for ctx in contexts:
-        entry, bench, scenario = ctx.files.entry, ctx.bench, ctx.scenario
-        key = bench.result_keys.get(scenario) if bench and scenario else None
-        log = ctx.files.performance_log
-        metric = log.get(key) if log is not None and key else None
-        metric = float(metric) if isinstance(metric, int | float) and not isinstance(metric, bool) else None
-        system_path = system_json_path(ctx.rules, entry.division, entry.submitter, entry.system)
-        valid = (
-            entry.id not in failing_results
-            and system_path not in failing_paths
-            and not any(ctx.path == p or ctx.path.startswith(f"{p}/") for p in failing_paths)
-            and metric is not None
-        )
-        units = bench.units.get(scenario) if bench and scenario else None
+        entry = ctx.entry
+        metric = _metric(ctx)
+        valid = entry.id not in failing_results and metric is not None and not _fails(ctx, failing_paths)
+        units = ctx.rules.units(ctx.bench, ctx.scenario) if ctx.scenario else None
         rows.append(
             ResultRow(
+                entry.division,
+                entry.submitter,
                 entry.system,
                 entry.benchmark,
                 entry.scenario,
                 metric,
                 units,
                 valid,
-                _csv_row(ctx, metric, units) if valid else None,
+                _csv_rows(ctx, metric, units) if valid else (),
             )
         )
     return rows
 
 
-def _csv_row(ctx: ResultContext, metric: float | None, units: str | None) -> dict[str, str]:
-    entry, system = ctx.files.entry, ctx.system or {}
+def _fails(ctx: ResultContext, failing_paths: set[str]) -> bool:
+    entry = ctx.entry
+    own = {ctx.path, ctx.files.measurements_dir, ctx.files.compliance_dir}
+    if system_json_path(ctx.rules, entry.division, entry.submitter, entry.system) in failing_paths:
+        return True
+    for path in failing_paths:
+        if ctx.path.startswith(f"{path}/") or any(
+            path == mine or path.startswith(f"{mine}/") for mine in own
+        ):
+            return True
+    return False
+
+
+def _metric(ctx: ResultContext) -> float | None:
     log = ctx.files.performance_log
-    nodes, accelerators = _int(system.get("number_of_nodes")), _int(system.get("accelerators_per_node"))
+    if log is None:
+        return None
+    logged = PerformanceRun(log, ctx.perf_log_path, ctx).logged_scenario
+    return performance_metric(log, ctx.rules, ctx.bench, logged, ctx.entry.scenario, ctx.endpoints).value
+
+
+def _csv_rows(ctx: ResultContext, metric: float | None, units: str | None) -> tuple[dict[str, str], ...]:
+    entry, system = ctx.entry, ctx.system or {}
+    log = ctx.files.performance_log
     measurements = ctx.files.measurements.data if ctx.files.measurements else None
-    logged_scenario = log.get("effective_scenario") if log else None
-    return {
-        "Organization": _text(system.get("submitter")),
-        "Availability": _text(system.get("status")),
+    scenario = "server" if ctx.endpoints and entry.scenario.lower() == "online" else entry.scenario
+    logged = log.get("effective_scenario") if log else None
+    power = ctx.files.power_files is not None
+    row = {
+        "Organization": entry.submitter,
+        "Availability": system.get("status"),
         "Division": entry.division,
-        "SystemType": _text(system.get("system_type")),
-        "SystemName": _text(system.get("system_name")),
+        "SystemType": system.get("system_type"),
+        "SystemName": system.get("system_name"),
         "Platform": entry.system,
         "Model": entry.benchmark,
-        "MlperfModel": entry.benchmark,
-        "Scenario": entry.scenario,
-        "Result": str(metric),
+        "MlperfModel": ctx.files.benchmark,
+        "Scenario": scenario,
+        "Result": metric,
         "Accuracy": _accuracy_text(ctx),
-        "number_of_nodes": _text(system.get("number_of_nodes")),
-        "host_processor_model_name": _text(system.get("host_processor_model_name")),
-        "host_processors_per_node": _text(system.get("host_processors_per_node")),
-        "host_processor_core_count": _text(system.get("host_processor_core_count")),
-        "accelerator_model_name": _text(system.get("accelerator_model_name")),
-        "accelerators_per_node": _text(system.get("accelerators_per_node")),
-        "total_accelerators": str(nodes * accelerators)
-        if nodes is not None and accelerators is not None
-        else "",
+        "number_of_nodes": system.get("number_of_nodes"),
+        "host_processor_model_name": system.get("host_processor_model_name"),
+        "host_processors_per_node": system.get("host_processors_per_node"),
+        "host_processor_core_count": system.get("host_processor_core_count"),
+        "accelerator_model_name": system.get("accelerator_model_name"),
+        "accelerators_per_node": system.get("accelerators_per_node"),
+        "total_accelerators": _total_accelerators(system),
         "Location": str(entry.root / ctx.files.performance_dir),
-        "framework": _text(system.get("framework")),
-        "operating_system": _text(system.get("operating_system")),
-        "notes": f"{_text(system.get('hw_notes'))}. {_text(system.get('sw_notes'))}",
+        "framework": system.get("framework"),
+        "operating_system": system.get("operating_system"),
+        "notes": _notes(system),
         "compliance": entry.division,
-        "errors": "0",
+        "errors": 0,
         "version": ctx.rules.checker_version_flag,
-        # The official checker compares names case-sensitively, so Interactive rows (logged as Server) are 1.
-        "inferred": "1" if logged_scenario != entry.scenario else "0",
-        "has_power": "False",
+        "inferred": 1 if scenario != logged and (logged, scenario) != ("server", "interactive") else 0,
+        "has_power": power,
         "Units": units or "",
-        "weight_data_types": _text(measurements.get("weight_data_types"))
-        if isinstance(measurements, dict)
-        else "",
-        "design_power_watts": ctx.rules.csv.design_power_watts,
+        "weight_data_types": measurements.get("weight_data_types") if isinstance(measurements, dict) else "",
+        "design_power_watts": design_power_watts(ctx),
         "PrivateID": "",
     }
+    rows = [{column: f"{row[column]}" for column in CSV_COLUMNS}]
+    if power:
+        watts = result_power_metric(ctx)
+        power_units = ctx.rules.results.power_units.get(Scenario.from_name(scenario)) if scenario else None
+        rows.append({**rows[0], "Result": f"{watts}", "Units": power_units or ""})
+    return tuple(rows)
+
+
+def _total_accelerators(system: dict[str, Any]) -> str:
+    try:
+        return str(int(system.get("number_of_nodes")) * int(system.get("accelerators_per_node")))  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return ""
+
+
+def _notes(system: dict[str, Any]) -> object:
+    """hw_notes, then ". " and sw_notes when there are software notes (the official writer's join)."""
+    notes = system.get("hw_notes", "")
+    software = system.get("sw_notes")
+    if software:
+        notes = (f"{notes}. " if notes else "") + f"{software}"
+    return notes
 
 
 def _accuracy_text(ctx: ResultContext) -> str:
-    accuracy, bench = ctx.files.accuracy, ctx.bench
-    if accuracy is None or bench is None:
-        return ""
-    metrics = dict.fromkeys(bound.metric for bound in (*bench.accuracy.targets, *bench.accuracy.upper_limits))
-    shown = {metric: accuracy.values[metric].raw for metric in metrics if metric in accuracy.values}
-    # The official format: the JSON of {metric: value} without quotes and braces, commas as spaces.
-    return json.dumps(shown).replace(",", " ").replace('"', "").replace("{", "").replace("}", "")
+    """The official format: the JSON of {metric: value} without quotes and braces, commas as spaces."""
+    if ctx.files.endpoints is not None:
+        scores = ctx.files.endpoints.accuracy_scores
+        shown: object = scores[0] if scores else None
+    else:
+        accuracy, bench = ctx.files.accuracy, ctx.bench
+        if accuracy is None or bench is None:
+            return ""
+        targets = bench.accuracy.targets_for(ctx.scenario)
+        shown = judge(
+            accuracy.lines, targets, bench.accuracy.upper_limits, ctx.rules.accuracy_patterns
+        ).reported
+    text = json.dumps(shown).replace(",", " ").replace('"', "").replace("{", "").replace("}", "")
+    return text.strip()
 
 
 def csv_text(rows: Iterable[ResultRow]) -> str:
     lines = [",".join(CSV_COLUMNS)]
     for row in rows:
-        if row.csv is not None:
-            lines.append(",".join(f'"{row.csv[column]}"' for column in CSV_COLUMNS))
+        for csv_row in row.csv:
+            lines.append(",".join(f'"{csv_row[column]}"' for column in CSV_COLUMNS))
     return "\n".join(lines) + "\n"
-
-
-def _text(value: object) -> str:
-    return "" if value is None else str(value)
-
-
-def _int(value: object) -> int | None:
-    try:
-        return int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError, OverflowError):
-        return None

@@ -2,11 +2,13 @@
 
 `locate` turns the user's PATH (a submission root, a division or one submitter directory) into a
 scope; `discover` walks `<division>/<submitter>/results/<system>/<benchmark>/<scenario>` into
-`ResultEntry`s. Nothing here judges the tree: the rules do.
+`ResultEntry`s the way the official checker walks it: every sub-directory is an entry, symbolic links
+to directories included. Nothing here judges the tree: the rules do.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,11 +31,8 @@ class Scope:
     def submitter_dirs(self) -> list[Path]:
         found = []
         for division in self.divisions:
-            folder = self.root / division
-            if not folder.is_dir():
-                continue
-            for child in sorted(folder.iterdir()):
-                if child.is_dir() and (self.submitter is None or child.name == self.submitter):
+            for child in subdirs(self.root / division):
+                if self.submitter is None or child.name == self.submitter:
                     found.append(child)
         return found
 
@@ -68,12 +67,16 @@ class ResultEntry:
     division: str
     submitter: str
     system: str
-    benchmark: str
+    benchmark: str  # the directory name, as written
     scenario: str  # the directory name, as written
 
     @property
     def id(self) -> str:
-        return f"{self.system}/{self.benchmark}/{self.scenario}"
+        return f"{self.division}/{self.submitter}/{self.system}/{self.benchmark}/{self.scenario}"
+
+    @property
+    def system_key(self) -> tuple[str, str, str]:
+        return self.division, self.submitter, self.system
 
     def where(self, template: str) -> Path:
         """A path of the layout (a template such as `{division}/{submitter}/…`) for this entry."""
@@ -87,7 +90,7 @@ class ResultEntry:
 
     def relative(self, path: Path) -> str:
         try:
-            return str(path.relative_to(self.root))
+            return path.relative_to(self.root).as_posix()
         except ValueError:
             return str(path)
 
@@ -99,12 +102,9 @@ def discover(scope: Scope) -> list[ResultEntry]:
     """Every scenario directory under every submitter in scope (files beside them are ignored)."""
     entries = []
     for submitter_dir in scope.submitter_dirs():
-        results = submitter_dir / "results"
-        if not results.is_dir():
-            continue
-        for system_dir in _subdirs(results):
-            for benchmark_dir in _subdirs(system_dir):
-                for scenario_dir in _subdirs(benchmark_dir):
+        for system_dir in subdirs(submitter_dir / "results"):
+            for benchmark_dir in subdirs(system_dir):
+                for scenario_dir in subdirs(benchmark_dir):
                     entries.append(
                         ResultEntry(
                             scope.root,
@@ -118,5 +118,10 @@ def discover(scope: Scope) -> list[ResultEntry]:
     return entries
 
 
-def _subdirs(folder: Path) -> list[Path]:
-    return sorted(child for child in folder.iterdir() if child.is_dir() and not child.is_symlink())
+def subdirs(folder: Path) -> list[Path]:
+    """The folders in `folder`, links to folders included, sorted by name; none when it cannot be listed."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [folder / name for name in names if os.path.isdir(folder / name)]

@@ -2,45 +2,72 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 import click
 
 from submitter import __version__
-from submitter.cli.accuracy import accuracy
-from submitter.cli.check import check
-from submitter.cli.data import data
-from submitter.cli.package import package
-from submitter.cli.report import report
-from submitter.cli.rounds import rounds
-from submitter.cli.rules import list_rules
-from submitter.cli.run import run
-from submitter.cli.run_all import run_all
-from submitter.cli.stage import stage_command
-from submitter.cli.systems import systems
-from submitter.cli.tune import tune
 from submitter.errors import SubmitterError
 
+# Each command's module is imported only when that command runs: `submitter check` then pays for the
+# checker, not for the harness, numpy or vLLM's clients. The summary is what `--help` lists without
+# importing anything (a test holds each the beginning of the command's own help).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "accuracy": (
+        "submitter.cli.accuracy:accuracy",
+        "Score RUN_DIR's accuracy log like the reference evaluator; writes accuracy.txt and accuracy.json.",
+    ),
+    "check": ("submitter.cli.check:check", "Check the submission tree at PATH"),
+    "data": (
+        "submitter.cli.data:data",
+        "Synthetic datasets and dummy-weight models for runs without the real ones.",
+    ),
+    "package": ("submitter.cli.package:package", "Check and scan the submission tree at PATH"),
+    "report": ("submitter.cli.report:report", "Write the review of the submission tree at PATH"),
+    "rounds": ("submitter.cli.rounds:rounds", "Show the rules of the MLPerf rounds submitter knows."),
+    "rules": (
+        "submitter.cli.rules:list_rules",
+        "The rules of `systems validate`, `check` and `package`, with their stable ids.",
+    ),
+    "run": ("submitter.cli.run:run", "Run LoadGen against the system's engine"),
+    "run-all": (
+        "submitter.cli.run_all:run_all",
+        "Run every (benchmark, scenario, mode) the system's round requires",
+    ),
+    "stage": (
+        "submitter.cli.stage:stage_command",
+        "Copy the best valid run of every required (system, benchmark, scenario, mode) into a fresh tree",
+    ),
+    "systems": ("submitter.cli.systems:systems", "Describe benchmark systems once."),
+    "tune-qps": ("submitter.cli.tune:tune", "Search the highest target_qps LoadGen judges VALID"),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module only when the command is used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, _, name = COMMANDS[cmd_name][0].partition(":")
+        command: click.Command = getattr(importlib.import_module(module), name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, summary) for name, (_, summary) in sorted(COMMANDS.items())]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="submitter")
 def cli() -> None:
     """From GPU runs to an accepted MLPerf Inference submission."""
-
-
-cli.add_command(accuracy)
-cli.add_command(check)
-cli.add_command(data)
-cli.add_command(list_rules)
-cli.add_command(package)
-cli.add_command(report)
-cli.add_command(rounds)
-cli.add_command(run)
-cli.add_command(run_all)
-cli.add_command(stage_command)
-cli.add_command(systems)
-cli.add_command(tune)
 
 
 def main() -> None:

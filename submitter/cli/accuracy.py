@@ -34,11 +34,13 @@ def accuracy(
     if record.mode != "accuracy":
         raise UsageProblem(f"{run_dir} is a {record.mode} run; evaluate an accuracy run")
     tokenizer_dir = model or Path(record.engine.model)
+    rules = load_round(record.round)
     report = write_accuracy(
         run_dir,
         dataset or Path(record.dataset["path"]),
         tokenizer_dir,
-        load_round(record.round).benchmark(record.benchmark),
+        rules.benchmark(record.benchmark),
+        rules.accuracy_patterns,
         workers,
         trial=bool(record.loadgen.overrides),
     )

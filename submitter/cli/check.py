@@ -14,7 +14,8 @@ from submitter.fileio import write_text_atomic
 from submitter.rounds.registry import available_rounds
 from submitter.rules import findings_as_json
 
-JSON_SCHEMA_VERSION = 1
+# 2: results name their division and submitter, and findings name their result with both.
+JSON_SCHEMA_VERSION = 2
 
 
 @click.command("check")
@@ -32,13 +33,23 @@ JSON_SCHEMA_VERSION = 1
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the official summary.csv of the valid results here.",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Hold warnings (wording, hygiene, extra files: form, not the runs) as errors, as package does.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 def check(
-    path: Path, round_name: str | None, submitter: str | None, csv_path: Path | None, as_json: bool
+    path: Path,
+    round_name: str | None,
+    submitter: str | None,
+    csv_path: Path | None,
+    strict: bool,
+    as_json: bool,
 ) -> None:
     """Check the submission tree at PATH: a root holding closed/ open/ network/, a division, or one
-    submitter folder such as closed/RedHat. Exit 1 when any error is found."""
-    report = check_tree(path, round_name, submitter)
+    submitter folder such as closed/RedHat. Exit 1 when any error is found (warnings too with --strict)."""
+    report = check_tree(path, round_name, submitter, strict=strict)
     if report.detection is not None:
         click.echo(f"round {report.rules.name} detected: {report.detection.reason}", err=True)
     if csv_path is not None:
@@ -48,6 +59,7 @@ def check(
             {
                 "schema_version": JSON_SCHEMA_VERSION,
                 "round": report.rules.name,
+                "strict": report.strict,
                 "detected": None if report.detection is None else report.detection.reason,
                 "findings": findings_as_json(report.findings),
                 "results": [row.as_json() for row in report.results],

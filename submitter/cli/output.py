@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import click
-from tabulate import tabulate
 
 from submitter.rules import Finding, Severity, count_by_severity
 
@@ -17,7 +16,21 @@ def echo_json(payload: Any) -> None:
 
 
 def echo_table(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> None:
-    click.echo(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+    click.echo(format_table(rows, headers))
+
+
+def format_table(rows: Sequence[Sequence[object]], headers: Sequence[str]) -> str:
+    """Columns as wide as their widest cell (a header and two more), two spaces apart, left-aligned."""
+    cells = [[str(cell) for cell in row] for row in rows]
+    widths = [
+        max([len(header) + 2, *(len(row[index]) for row in cells if index < len(row))])
+        for index, header in enumerate(headers)
+    ]
+    lines = [headers, ["-" * width for width in widths], *cells]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)).rstrip()
+        for line in lines
+    )
 
 
 def echo_sourced_table(rows: Sequence[tuple[str, str, str]]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+import msgspec
 
 from submitter.cli.output import echo_json, echo_sourced_table, echo_table
 from submitter.rounds.registry import available_rounds, load_round
@@ -47,14 +48,14 @@ def show_round(round_name: str, benchmark: str | None, as_json: bool) -> None:
     rules = load_round(round_name)
     if benchmark is None:
         if as_json:
-            echo_json(rules.model_dump(mode="json"))
+            echo_json(msgspec.to_builtins(rules))
             return
         click.echo(f"MLPerf Inference {rules.name}")
         echo_sourced_table(round_rows(rules))
         return
     bench = rules.benchmark(benchmark)
     if as_json:
-        echo_json(bench.model_dump(mode="json"))
+        echo_json(msgspec.to_builtins(bench))
         return
     click.echo(f"{bench.name} in MLPerf Inference {rules.name}")
-    echo_sourced_table(benchmark_rows(bench))
+    echo_sourced_table(benchmark_rows(rules, bench))

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from submitter.check.checker import RESULT_RULES, TREE_RULES
+from submitter.check.checker import PERFORMANCE_RULES, RESULT_RULES, TREE_RULES
 from submitter.cli.output import echo_json, echo_table
 from submitter.package import LEAK_RULES, REPOSITORY_RULES
 from submitter.rules import Rule
@@ -18,6 +18,7 @@ RULE_SETS = (
     ("systems validate", DESCRIPTOR_RULES),
     ("check", TREE_RULES),
     ("check", RESULT_RULES),
+    ("check", PERFORMANCE_RULES),
     ("package", REPOSITORY_RULES),  # the checker's hygiene rules, listed once with both users
     ("package", LEAK_RULES),
 )

@@ -8,6 +8,7 @@ accuracy.txt prints them in the line the checker parses, with gen_len as a plain
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -82,15 +83,18 @@ def accuracy_txt(result: AccuracyResult) -> str:
     return f"\nResults\n\n{result.printed()}\n"
 
 
-def judge(result: AccuracyResult, rules: AccuracyRules, scale_to: int | None = None) -> list[MetricVerdict]:
-    """Each target and upper limit, read back from the printed line the way the checker reads it.
+def judge(
+    result: AccuracyResult, rules: AccuracyRules, patterns: Mapping[str, str], scale_to: int | None = None
+) -> list[MetricVerdict]:
+    """Each target and upper limit, read back from the printed line the way the checker reads it
+    (`patterns`: the round's accuracy patterns).
 
     gen_len is a total over the whole dataset; a trial on fewer samples passes `scale_to` (the dataset's
     size) to judge its gen_len as if every sample had been answered alike.
     """
     values = {
         name: value.number or 0.0
-        for name, value in parse_accuracy_txt(accuracy_txt(result), "").values.items()
+        for name, value in parse_accuracy_txt(accuracy_txt(result), "", patterns).values.items()
     }
     note = ""
     if scale_to and result.gen_num and "GEN_LEN" in values and result.gen_num != scale_to:
@@ -129,13 +133,14 @@ def write_accuracy(
     dataset: Path,
     tokenizer_dir: Path,
     benchmark: BenchmarkRules,
+    patterns: Mapping[str, str],
     workers: int | None = None,
     trial: bool = False,
 ) -> AccuracyReport:
     """Evaluate a run's accuracy log; accuracy.txt (the checker's input) and accuracy.json go beside it."""
     result = evaluate(run_dir / "mlperf_log_accuracy.json", dataset, load_detokenizer(tokenizer_dir), workers)
     scale_to = benchmark.dataset.size if trial else None
-    report = AccuracyReport(result=result, verdicts=judge(result, benchmark.accuracy, scale_to))
+    report = AccuracyReport(result=result, verdicts=judge(result, benchmark.accuracy, patterns, scale_to))
     write_text_atomic(run_dir / "accuracy.txt", accuracy_txt(result))
     write_text_atomic(run_dir / "accuracy.json", report.model_dump_json(indent=2) + "\n")
     return report

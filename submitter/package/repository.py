@@ -10,18 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from submitter.check.context import TREE_RULES, TreeContext
-from submitter.check.detect import Detection, detect_round, tree_layout
+from submitter.check.detect import Detection, detect_tree_round
 from submitter.check.load import FileIndex, TreeReader
 from submitter.check.rules import hygiene
 from submitter.check.tree import Scope, discover
 from submitter.rounds.models import RoundRules
 from submitter.rounds.registry import load_round
-from submitter.rules import Finding, RuleSet
+from submitter.rules import Finding, RuleSet, Severity
 
+# `check` warns about these (they are form, not a run's fault); an upload takes none of them: errors here.
 REPOSITORY_RULES: RuleSet[TreeContext] = RuleSet("repository rules")
 for _rule in TREE_RULES:
     if _rule.check.__module__ == hygiene.__name__:
-        REPOSITORY_RULES.rule(_rule.id, _rule.severity, _rule.summary)(_rule.check)
+        REPOSITORY_RULES.rule(_rule.id, Severity.ERROR, _rule.summary)(_rule.check)
 
 
 @dataclass(frozen=True)
@@ -34,18 +35,20 @@ def tree_round(scope: Scope, index: FileIndex, round_name: str | None) -> TreeRo
     """The round the tree is for (its file-size limit and allowed root files), found as `check` finds it."""
     if round_name is not None:
         return TreeRound(load_round(round_name), None)
-    reader = TreeReader(scope.root, index)
-    # Performance logs sit in the same place in every layout: they can be read before the round is known.
-    any_layout = load_round("v6.1").layout
-    logs = [reader.detail_log(entry.relative(entry.performance_log(any_layout))) for entry in discover(scope)]
-    detection = detect_round(
-        [log for log in logs if log is not None], tree_layout(index, scope.submitter_folders())
-    )
+    detection = detect_tree_round(TreeReader(scope.root, index), discover(scope))
     return TreeRound(load_round(detection.round), detection)
 
 
 def repository_findings(scope: Scope, index: FileIndex, rules: RoundRules) -> list[Finding]:
     tree = TreeContext(
-        scope=scope, rules=rules, detection=None, index=index, entries=(), systems={}, unreadable={}
+        scope=scope,
+        rules=rules,
+        detection=None,
+        index=index,
+        entries=(),
+        systems={},
+        unreadable={},
+        model_mappings={},
+        nameplates={},
     )
     return REPOSITORY_RULES.run(tree)

@@ -13,10 +13,9 @@ from pathlib import Path
 
 from submitter.check.checker import check_tree
 from submitter.check.context import system_json_path
-from submitter.check.load import EntryFiles, TreeReader, index_files, load_entry
+from submitter.check.load import EntryFiles
 from submitter.check.mlperf_log import DetailLog
 from submitter.check.summary import ResultRow
-from submitter.check.tree import discover, locate
 from submitter.report.headroom import result_headroom
 from submitter.report.model import (
     AccuracyFacts,
@@ -48,12 +47,8 @@ def build_review(path: Path, round_name: str | None = None) -> Review:
     round."""
     report = check_tree(path, round_name)
     rules = report.rules
-    scope = locate(path)
-    reader = TreeReader(scope.root, index_files(scope))
-    loaded = [load_entry(reader, entry, rules.layout) for entry in discover(scope)]
-    _same_results(report.results, loaded)
-    system_keys = sorted({(f.entry.division, f.entry.submitter, f.entry.system) for f in loaded})
-    system_paths = {system_json_path(rules, *key): key for key in system_keys}
+    loaded = report.entries
+    system_paths = {system_json_path(rules, *key): key for key in sorted(report.systems)}
     owned = _findings_by_owner(report.findings, {_result_key(f) for f in loaded}, system_paths)
 
     results: dict[SystemKey, list[ResultReview]] = defaultdict(list)
@@ -63,7 +58,7 @@ def build_review(path: Path, round_name: str | None = None) -> Review:
         results[(entry.division, entry.submitter, entry.system)].append(review)
     systems = []
     for json_path, key in system_paths.items():
-        description = reader.json(json_path)
+        description = report.systems.get(key)
         systems.append(
             SystemReview(
                 division=key[0],
@@ -94,10 +89,10 @@ def _findings_by_owner(
     findings: list[Finding], results: set[ResultKey], systems: dict[str, SystemKey]
 ) -> dict[tuple[str, str, str], list[Finding]]:
     """Each finding shown once: with its result, else with the system whose description it is about,
-    else with the tree. Findings name their result without division and submitter, but their path has both."""
+    else with the tree."""
     owned: dict[tuple[str, str, str], list[Finding]] = defaultdict(list)
     for finding in findings:
-        division, _, rest = finding.path.partition("/")
+        division, _, rest = (finding.result or finding.path).partition("/")
         key: ResultKey = (division, rest.partition("/")[0], finding.result or "")
         if key in results:
             owned[key].append(finding)
@@ -110,22 +105,15 @@ def _findings_by_owner(
 
 def _reading_order(result: ResultReview) -> tuple[str, int, str]:
     """Benchmarks by name, then scenarios in the rules' order (Offline, Server, Interactive, ...)."""
-    scenario = scenario_of(result.scenario)
+    scenario = Scenario.from_name(result.scenario)
     order = list(Scenario).index(scenario) if scenario is not None else len(Scenario)
     return result.benchmark, order, result.scenario
 
 
-def _same_results(rows: list[ResultRow], loaded: list[EntryFiles]) -> None:
-    """The checker lists its rows in the order it discovered the results, which is the order here too."""
-    ours = [(files.entry.system, files.entry.benchmark, files.entry.scenario) for files in loaded]
-    if ours != [(row.system, row.benchmark, row.scenario) for row in rows]:
-        raise AssertionError("the checker's results and the review's are not the same results")
-
-
 def _result(files: EntryFiles, row: ResultRow, rules: RoundRules, findings: list[Finding]) -> ResultReview:
     entry = files.entry
-    bench = rules.benchmarks.get(entry.benchmark)
-    scenario = scenario_of(entry.scenario)
+    bench = rules.benchmarks.get(files.benchmark)
+    scenario = Scenario.from_name(entry.scenario)
     closed = entry.division in _CLOSED_DIVISIONS
     performance = performance_facts(files.performance_log)
     accuracy = accuracy_facts(files)
@@ -151,11 +139,6 @@ def _result(files: EntryFiles, row: ResultRow, rules: RoundRules, findings: list
         ),
         findings=tuple(findings),
     )
-
-
-def scenario_of(directory: str) -> Scenario | None:
-    """The scenario a directory names; the official checker compares names case-insensitively."""
-    return next((scenario for scenario in Scenario if scenario.value.lower() == directory.lower()), None)
 
 
 def performance_facts(log: DetailLog | None) -> PerformanceFacts | None:

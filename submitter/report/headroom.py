@@ -30,10 +30,10 @@ from submitter.report.model import (
 from submitter.rounds.models import (
     AccuracyBound,
     AccuracyRules,
+    AuditRules,
     BenchmarkRules,
     Scenario,
     TokenLatencyLimits,
-    VerificationRules,
 )
 
 # Warn once more than this share of the allowed deviation from the reference is used.
@@ -194,19 +194,22 @@ def _split(line: str) -> tuple[str, str]:
 
 
 def judge_test06(
-    text: str | None, verification: VerificationRules, scenario: Scenario | None
+    text: str | None, verification: AuditRules, scenario: Scenario | None
 ) -> tuple[AuditCheck, ...]:
     """Each check of verify_accuracy.txt against what the round requires of it."""
     if text is None:
         return (
             AuditCheck(
-                check=verification.verification_file, found=None, expected="present", status=Status.FAIL
+                check=verification.verification_file or TEST06,
+                found=None,
+                expected="present",
+                status=Status.FAIL,
             ),
         )
     found = dict(_split(line) for line in text.splitlines() if ": " in line)
     checks = []
-    label, passing = _split(verification.first_token_pass)
-    _, skipped = _split(verification.first_token_skipped)
+    label, passing = _split(verification.first_token_pass or "")
+    _, skipped = _split(verification.first_token_skipped or "")
     value = found.get(label)
     offline = scenario is Scenario.OFFLINE
     accepted = value == passing or (value == skipped and offline)
@@ -233,7 +236,7 @@ def result_headroom(
     performance: PerformanceFacts | None,
     accuracy: AccuracyFacts | None,
     test06_text: str | None,
-    verifications: Mapping[str, VerificationRules],
+    verifications: Mapping[str, AuditRules],
 ) -> Headroom:
     """Every headroom item of one result."""
     if bench is None:

@@ -1,8 +1,10 @@
 """Loads the round packs (`<round>.toml` beside this module) into `RoundRules`.
 
 A pack may say `extends = "<older round>"`: it is then the older pack with its own tables merged on top
-(tables merge key by key, every other value replaces), minus the benchmarks it names in
-`drop_benchmarks`. So a new round is written as what changed, and reading it shows the differences.
+(tables merge key by key, every other value replaces; a benchmark's `scenarios` and
+`extra_accuracy_files` are stated whole, since a round may take one of their entries away), minus the
+benchmarks it names in `drop_benchmarks`. So a new round is written as what changed, and reading it
+shows the differences.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from pydantic import ValidationError
+import msgspec
 
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.rounds.models import RoundRules
 
 _PACKAGE = "submitter.rounds"
+# Tables a pack replaces whole instead of merging key by key.
+_WHOLE_TABLES = frozenset({"scenarios", "extra_accuracy_files"})
 
 
 class UnknownRoundError(UsageProblem):
@@ -43,9 +47,13 @@ def load_round(name: str) -> RoundRules:
     if not name.startswith("v"):
         return load_round(f"v{name}")
     raw = _cite_round(_resolved_pack(name, chain=()), name)
+    seeds = raw.get("loadgen", {}).get("seeds", {})
+    for key, value in seeds.items():
+        if isinstance(value, str) and value.isdecimal():
+            seeds[key] = int(value)
     try:
-        return RoundRules.model_validate(raw)
-    except ValidationError as exc:
+        return msgspec.convert(raw, RoundRules)
+    except msgspec.ValidationError as exc:
         raise SubmitterError(f"round pack {name}.toml is inconsistent: {exc}") from None
 
 
@@ -91,7 +99,7 @@ def _cite_round(pack: Any, name: str) -> Any:
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+        if isinstance(value, dict) and isinstance(merged.get(key), dict) and key not in _WHOLE_TABLES:
             merged[key] = _merge(merged[key], value)
         else:
             merged[key] = value

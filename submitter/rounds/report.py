@@ -47,18 +47,28 @@ def round_rows(rules: RoundRules) -> list[Row]:
     ]
 
 
-def benchmark_rows(bench: BenchmarkRules) -> list[Row]:
+def benchmark_rows(rules: RoundRules, bench: BenchmarkRules) -> list[Row]:
     dataset = bench.dataset
     rows: list[Row] = [
         ("tree name", bench.name, bench.source),
+        ("kind", bench.family + (" (LLM: token latencies)" if bench.llm else ""), bench.source),
         ("LoadGen models", _join(f"{s}: {m}" for s, m in bench.loadgen_models.items()), bench.source),
         ("dataset", dataset.name, dataset.source),
         ("dataset size", str(dataset.size), dataset.source),
         ("performance sample count", str(dataset.performance_sample_count), dataset.source),
         ("accuracy sample count", str(dataset.accuracy_sample_count), dataset.source),
+        *(
+            (f"{scenario} accuracy sample count", str(count), dataset.source)
+            for scenario, count in dataset.accuracy_sample_count_by_scenario.items()
+        ),
         ("Offline min samples per query", str(dataset.offline_min_samples_per_query), dataset.source),
     ]
     rows += [("accuracy target", _bound(b, ">="), bench.accuracy.source) for b in bench.accuracy.targets]
+    rows += [
+        (f"{scenario} accuracy target", _bound(b, ">="), bench.accuracy.source)
+        for scenario, bounds in bench.accuracy.targets_by_scenario.items()
+        for b in bounds
+    ]
     rows += [
         ("accuracy upper limit", _bound(b, "<="), bench.accuracy.source) for b in bench.accuracy.upper_limits
     ]
@@ -70,8 +80,8 @@ def benchmark_rows(bench: BenchmarkRules) -> list[Row]:
     rows.append(
         ("min query count", _join(f"{s}: {n}" for s, n in bench.min_query_count.items()), bench.source)
     )
-    if bench.server_latency_constraint_ms is not None:
-        rows.append(("Server latency constraint", f"{bench.server_latency_constraint_ms} ms", bench.source))
+    for scenario, bound_ns in bench.latency_constraint_ns.items():
+        rows.append((f"{scenario} latency constraint", f"{bound_ns / 1e6:g} ms", bench.source))
     for scenario, limits in bench.token_latency_limits.items():
         rows.append(
             (
@@ -81,10 +91,16 @@ def benchmark_rows(bench: BenchmarkRules) -> list[Row]:
             )
         )
     rows.append(("compliance tests", _join(bench.compliance_tests), bench.source))
-    rows += [
-        (f"{scenario} result", f"{key} [{bench.units[scenario]}]", bench.source)
-        for scenario, key in bench.result_keys.items()
-    ]
+    for scenario, version in bench.equal_issue_since.items():
+        rows.append((f"{scenario} equal issue", f"on, from LoadGen {version}", bench.source))
+    for folder, stems in bench.extra_accuracy_files.items():
+        rows.append((f"accuracy/{folder}/", _join(stems), bench.source))
+    if bench.endpoints:
+        rows.append(("endpoints-format results", "accepted", bench.source))
+    scenarios = dict.fromkeys(s for table in bench.scenarios.values() for s in (*table.required, *table.optional))
+    for scenario in scenarios or bench.min_query_count:
+        key, units = rules.result_key(bench, scenario), rules.units(bench, scenario)
+        rows.append((f"{scenario} result", f"{key} [{units}]", rules.results.source))
     if bench.generation:
         gen = bench.generation
         rows.append(

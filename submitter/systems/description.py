@@ -1,118 +1,128 @@
 """The official MLPerf system description (`<submitter>/systems/<system_desc_id>.json`).
 
-The 35 keys, their exact spelling (`accelerator_on-chip_memories` has a hyphen) and the 26 that the
-official checker requires to be "meaningful" (non-empty) come from its `system_desc_id` checks
-(shared/spec/checker.md §7). `SystemDescription.json_schema()` is what `submitter systems schema`
-prints and what files found in trees are validated against.
+Which keys are official and which must be "meaningful" (non-empty) is a rule of the round: the packs'
+`[system]` table holds them (the official checker's lists). Here each key gets what kind of value it
+takes and what it means, for `submitter systems schema` and the lint; plain data, so that `check` reads
+descriptions without pydantic or jsonschema.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from enum import StrEnum
+from functools import cache
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
-
-NonEmptyText = Annotated[str, StringConstraints(min_length=1)]
-# Counts are integers in spirit, but every published tree writes them as strings ("1").
-Count = Annotated[int, Field(ge=1)] | Annotated[str, StringConstraints(min_length=1)]
-SoftwareStack = NonEmptyText | Annotated[dict[str, Any], Field(min_length=1)]
+from submitter.rounds.models import SystemRules
+from submitter.rounds.registry import available_rounds, load_round
 
 
-def _meaningful(description: str) -> Any:
-    return Field(description=description, json_schema_extra={"x-meaningful": True})
+class Kind(StrEnum):
+    TEXT = "a non-empty string"
+    FREE_TEXT = "a string"
+    # Counts are integers in spirit, but every published tree writes them as strings ("1").
+    COUNT = "a whole number, or a string"
+    SOFTWARE_STACK = "a non-empty string or a non-empty object"
 
 
-def _free(description: str) -> Any:
-    return Field(description=description, json_schema_extra={"x-meaningful": False})
-
-
-class SystemDescription(BaseModel):
-    """One system as the official checker reads it; unknown extra keys are allowed, as there."""
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        title="MLPerf Inference system description",
-        json_schema_extra={"additionalProperties": True},
-    )
-
-    division: NonEmptyText = _meaningful("closed, open or network; must match the division directory")
-    submitter: NonEmptyText = _meaningful("organisation name; must match the submitter directory")
-    status: NonEmptyText = _meaningful("available, preview or rdi")
-    system_name: NonEmptyText = _meaningful("human-readable system name shown in the results table")
-    number_of_nodes: Count = _meaningful("number of nodes in the system under test")
-    host_processor_model_name: NonEmptyText = _meaningful("host CPU model, e.g. Intel Xeon Gold 6448Y")
-    host_processors_per_node: Count = _meaningful("CPU sockets per node")
-    host_processor_core_count: Count = _meaningful("cores per host processor")
-    host_memory_capacity: NonEmptyText = _meaningful("host memory per node, e.g. 128 GB")
-    host_storage_capacity: NonEmptyText = _meaningful("storage per node, e.g. 1.75 TB")
-    host_storage_type: NonEmptyText = _meaningful("e.g. NVMe SSD")
-    accelerators_per_node: Count = _meaningful("accelerators used per node")
-    accelerator_model_name: NonEmptyText = _meaningful("e.g. NVIDIA H100-SXM-80GB")
-    accelerator_memory_capacity: NonEmptyText = _meaningful("memory per accelerator, e.g. 80 GB")
-    framework: NonEmptyText = _meaningful("inference framework and version, e.g. vLLM 0.10.0")
-    operating_system: NonEmptyText = _meaningful("OS and version")
-    system_type: NonEmptyText = _meaningful("datacenter, edge or datacenter,edge")
-    other_software_stack: SoftwareStack = _meaningful("drivers, CUDA, libraries and their versions")
-    host_processor_frequency: str = _free("nominal CPU frequency")
-    host_processor_caches: str = _free("CPU cache sizes")
-    host_memory_configuration: NonEmptyText = _meaningful("DIMMs, e.g. 16x 64GB DDR5-4800")
-    host_processor_interconnect: str = _free("socket interconnect, e.g. UPI")
-    host_networking: NonEmptyText = _meaningful("network interfaces of a node")
-    host_networking_topology: NonEmptyText = _meaningful("how nodes are connected")
-    accelerator_frequency: str = _free("accelerator clock")
-    accelerator_host_interconnect: NonEmptyText = _meaningful("e.g. PCIe Gen5 x16")
-    accelerator_interconnect: NonEmptyText = _meaningful("accelerator-to-accelerator link, e.g. NVLink")
-    accelerator_interconnect_topology: str = _free("e.g. NVSwitch, fully connected")
-    accelerator_memory_configuration: NonEmptyText = _meaningful("memory technology, e.g. HBM3")
-    accelerator_on_chip_memories: str = Field(
-        alias="accelerator_on-chip_memories",
-        description="on-chip memories (the key is spelled with a hyphen)",
-        json_schema_extra={"x-meaningful": False},
-    )
-    cooling: NonEmptyText = _meaningful("air or liquid")
-    hw_notes: str = _free("free-form hardware notes")
-    sw_notes: str = _free("free-form software notes")
-    host_network_card_count: Count = _meaningful("network cards per node")
-    system_type_detail: str = _free("free-form detail on the system type")
-
-    @classmethod
-    def official_keys(cls) -> tuple[str, ...]:
-        """The 35 official keys, spelled as in the JSON files."""
-        return tuple(field.alias or name for name, field in cls.model_fields.items())
-
-    @classmethod
-    def meaningful_keys(cls) -> frozenset[str]:
-        return frozenset(
-            field.alias or name
-            for name, field in cls.model_fields.items()
-            if isinstance(field.json_schema_extra, dict) and field.json_schema_extra["x-meaningful"]
-        )
-
-    @classmethod
-    def json_schema(cls) -> dict[str, Any]:
-        schema = cls.model_json_schema(by_alias=True)
-        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-        return schema
-
-
-# Allowed values, compared the way the official checker compares them (checker.md §7).
-STATUSES = ("available", "preview", "rdi")
-# Keys that become required when a system says it is a network system (`is_network` truthy).
-NETWORK_KEYS = (
-    "is_network",
-    "network_type",
-    "network_media",
-    "network_rate",
-    "nic_loadgen",
-    "number_nic_loadgen",
-    "net_software_stack_loadgen",
-    "network_protocol",
-    "number_connections",
-    "nic_sut",
-    "number_nic_sut",
-    "net_software_stack_sut",
-    "network_topology",
-)
+# The 35 official keys, in the official checker's order.
+FIELDS: dict[str, tuple[Kind, str]] = {
+    "division": (Kind.TEXT, "closed, open or network; must match the division directory"),
+    "submitter": (Kind.TEXT, "organisation name; must match the submitter directory"),
+    "status": (Kind.TEXT, "available, preview or rdi"),
+    "system_name": (Kind.TEXT, "human-readable system name shown in the results table"),
+    "number_of_nodes": (Kind.COUNT, "number of nodes in the system under test"),
+    "host_processor_model_name": (Kind.TEXT, "host CPU model, e.g. Intel Xeon Gold 6448Y"),
+    "host_processors_per_node": (Kind.COUNT, "CPU sockets per node"),
+    "host_processor_core_count": (Kind.COUNT, "cores per host processor"),
+    "host_memory_capacity": (Kind.TEXT, "host memory per node, e.g. 128 GB"),
+    "host_storage_capacity": (Kind.TEXT, "storage per node, e.g. 1.75 TB"),
+    "host_storage_type": (Kind.TEXT, "e.g. NVMe SSD"),
+    "accelerators_per_node": (Kind.COUNT, "accelerators used per node (0 for CPU-only systems)"),
+    "accelerator_model_name": (Kind.TEXT, "e.g. NVIDIA H100-SXM-80GB"),
+    "accelerator_memory_capacity": (Kind.TEXT, "memory per accelerator, e.g. 80 GB"),
+    "framework": (Kind.TEXT, "inference framework and version, e.g. vLLM 0.10.0"),
+    "operating_system": (Kind.TEXT, "OS and version"),
+    "system_type": (Kind.TEXT, "datacenter, edge or datacenter,edge"),
+    "other_software_stack": (Kind.SOFTWARE_STACK, "drivers, CUDA, libraries and their versions"),
+    "host_processor_frequency": (Kind.FREE_TEXT, "nominal CPU frequency"),
+    "host_processor_caches": (Kind.FREE_TEXT, "CPU cache sizes"),
+    "host_memory_configuration": (Kind.TEXT, "DIMMs, e.g. 16x 64GB DDR5-4800"),
+    "host_processor_interconnect": (Kind.FREE_TEXT, "socket interconnect, e.g. UPI"),
+    "host_networking": (Kind.TEXT, "network interfaces of a node"),
+    "host_networking_topology": (Kind.TEXT, "how nodes are connected"),
+    "accelerator_frequency": (Kind.FREE_TEXT, "accelerator clock"),
+    "accelerator_host_interconnect": (Kind.TEXT, "e.g. PCIe Gen5 x16"),
+    "accelerator_interconnect": (Kind.TEXT, "accelerator-to-accelerator link, e.g. NVLink"),
+    "accelerator_interconnect_topology": (Kind.FREE_TEXT, "e.g. NVSwitch, fully connected"),
+    "accelerator_memory_configuration": (Kind.TEXT, "memory technology, e.g. HBM3"),
+    "accelerator_on-chip_memories": (Kind.FREE_TEXT, "on-chip memories (the key is spelled with a hyphen)"),
+    "cooling": (Kind.TEXT, "air or liquid"),
+    "hw_notes": (Kind.FREE_TEXT, "free-form hardware notes"),
+    "sw_notes": (Kind.FREE_TEXT, "free-form software notes"),
+    "host_network_card_count": (Kind.COUNT, "network cards per node"),
+    "system_type_detail": (Kind.FREE_TEXT, "free-form detail on the system type"),
+}
 # Extra keys seen in published trees that the official checker tolerates; not worth a warning.
-KNOWN_EXTRA_KEYS = frozenset({*NETWORK_KEYS, "host_processor_vcpu_count", "system_power_capacity"})
+TOLERATED_EXTRA_KEYS = frozenset({"host_processor_vcpu_count", "system_power_capacity"})
+
+
+@cache
+def system_rules() -> SystemRules:
+    """The newest round's system rules, for descriptions read outside a round (`systems validate FILE`)."""
+    return load_round(available_rounds()[-1]).system
+
+
+class SystemDescription:
+    """The official description's keys and schema (the pack's lists, the kinds above)."""
+
+    @staticmethod
+    def official_keys() -> tuple[str, ...]:
+        return system_rules().required_keys
+
+    @staticmethod
+    def meaningful_keys() -> frozenset[str]:
+        return frozenset(system_rules().meaningful_keys)
+
+    @staticmethod
+    def json_schema() -> dict[str, Any]:
+        meaningful = SystemDescription.meaningful_keys()
+        return {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "MLPerf Inference system description",
+            "description": "One system as the official checker reads it; unknown extra keys are allowed.",
+            "type": "object",
+            "required": list(SystemDescription.official_keys()),
+            "additionalProperties": True,
+            "properties": {
+                key: {
+                    **_kind_schema(FIELDS[key][0]),
+                    "description": FIELDS[key][1],
+                    "x-meaningful": key in meaningful,
+                }
+                for key in SystemDescription.official_keys()
+            },
+        }
+
+
+def _kind_schema(kind: Kind) -> dict[str, Any]:
+    text = {"type": "string", "minLength": 1}
+    if kind is Kind.TEXT:
+        return text
+    if kind is Kind.FREE_TEXT:
+        return {"type": "string"}
+    if kind is Kind.COUNT:
+        return {"anyOf": [{"type": "integer", "minimum": 0}, text]}
+    return {"anyOf": [text, {"type": "object", "minProperties": 1}]}
+
+
+def kind_error(kind: Kind, value: Any) -> bool:
+    """Whether `value` is not of `kind` (the same judgement as json_schema())."""
+    if kind is Kind.FREE_TEXT:
+        return not isinstance(value, str)
+    if isinstance(value, str):
+        return not value
+    if kind is Kind.COUNT:
+        return not (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+    if kind is Kind.SOFTWARE_STACK:
+        return not (isinstance(value, dict) and value)
+    return True

@@ -11,31 +11,17 @@ import difflib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
-import jsonschema
-
-from submitter.rounds.models import SYSTEM_TYPE_TABLES
+from submitter.rounds.models import SystemRules
 from submitter.rules import Problem, RuleSet, Severity
 from submitter.systems import accelerators
-from submitter.systems.description import (
-    KNOWN_EXTRA_KEYS,
-    NETWORK_KEYS,
-    STATUSES,
-    SystemDescription,
-)
+from submitter.systems.description import FIELDS, TOLERATED_EXTRA_KEYS, Kind, kind_error, system_rules
 
 PLACEHOLDERS = frozenset(
     {"-", "--", "na", "n/a", "tbd", "tba", "todo", "undefined", "unknown", "none", "null", "?", "xxx"}
 )
-COUNT_KEYS = (
-    "number_of_nodes",
-    "host_processors_per_node",
-    "host_processor_core_count",
-    "accelerators_per_node",
-    "host_network_card_count",
-)
+COUNT_KEYS = tuple(key for key, (kind, _) in FIELDS.items() if kind is Kind.COUNT)
 
 
 @dataclass(frozen=True)
@@ -47,6 +33,8 @@ class SystemFile:
     data: Mapping[str, Any]
     # Keys a descriptor leaves as null: facts nobody has filled in yet (never in a tree file).
     unfilled: frozenset[str] = field(default_factory=frozenset)
+    # The round's rules for descriptions; the newest round's for a file read outside a round.
+    rules: SystemRules = field(default_factory=system_rules)
 
     def text(self, key: str) -> str | None:
         value = self.data.get(key)
@@ -58,69 +46,64 @@ class SystemFile:
             return None
         if isinstance(value, int):
             return value
-        if isinstance(value, str) and value.strip().isdecimal():
+        if isinstance(value, str) and value.strip().isdecimal() and value.strip().isascii():
             return int(value.strip())
         return None
+
+    @property
+    def network(self) -> bool:
+        """The official checker's test: any truthy is_network makes a network system."""
+        return bool(self.data.get("is_network"))
 
 
 SYSTEM_RULES: RuleSet[SystemFile] = RuleSet("system descriptions")
 rule = SYSTEM_RULES.rule
 
 
-@cache
-def _validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(SystemDescription.json_schema())
-
-
-@rule("SYS-MISSING", Severity.ERROR, "every one of the 35 official keys is present")
+@rule(
+    "SYS-MISSING", Severity.ERROR, "every official key is present (and the network keys of a network system)"
+)
 def keys_present(system: SystemFile) -> Iterator[Problem]:
-    for key in SystemDescription.official_keys():
+    required = list(system.rules.required_keys)
+    if system.network:
+        required += [key for key in system.rules.network_keys if key not in required]
+    for key in required:
         if key not in system.data and key not in system.unfilled:
+            network = " (is_network makes it a network system)" if key in system.rules.network_keys else ""
             yield Problem(
                 field=key,
-                message="is missing (the official checker rejects the system)",
+                message=f"is missing{network}; the official checker rejects the system",
                 fix=f'add "{key}": {_example(key)}',
             )
 
 
-def _schema_errors(system: SystemFile) -> Iterator[tuple[str, Any]]:
-    """(key, offending value) for each schema violation of a present key; "" for the whole object."""
-    present = {key: value for key, value in system.data.items() if key not in system.unfilled}
-    for error in _validator().iter_errors(present):
-        if error.validator == "required":
-            continue  # SYS-MISSING says it with the key's name
-        yield (str(error.absolute_path[0]) if error.absolute_path else ""), error.instance
-
-
-@rule(
-    "SYS-EMPTY", Severity.ERROR, "the 26 meaningful fields are not empty (as the official checker requires)"
-)
+@rule("SYS-EMPTY", Severity.ERROR, "the meaningful fields are not empty (as the official checker requires)")
 def meaningful_not_empty(system: SystemFile) -> Iterator[Problem]:
-    for key, value in _schema_errors(system):
-        if key in SystemDescription.meaningful_keys() and _is_empty(value):
+    for key in system.rules.meaningful_keys:
+        if key in system.data and key not in system.unfilled and not system.data[key]:
             yield Problem(
                 field=key,
-                message=f"requires a meaningful response but is {value!r}",
+                message=f"requires a meaningful response but is {system.data[key]!r}",
                 fix=f"write the true value, e.g. {_example(key)}",
             )
 
 
 @rule("SYS-SCHEMA", Severity.ERROR, "values have the types the official schema describes")
 def matches_schema(system: SystemFile) -> Iterator[Problem]:
-    for key, value in _schema_errors(system):
-        if not key:
-            yield Problem(
-                message=f"must be a JSON object, found {_json_type(value)}",
-                fix="write the description as one JSON object of key/value pairs",
-            )
-        elif not (key in SystemDescription.meaningful_keys() and _is_empty(value)):
-            expected = _describe(_validator().schema["properties"][key])
-            yield Problem(field=key, message=f"is {value!r}, expected {expected}", fix=f"write {expected}")
+    meaningful = set(system.rules.meaningful_keys)
+    for key, (kind, _) in FIELDS.items():
+        if key not in system.data or key in system.unfilled:
+            continue
+        value = system.data[key]
+        if key in meaningful and not value:
+            continue  # SYS-EMPTY speaks for it
+        if kind_error(kind, value):
+            yield Problem(field=key, message=f"is {value!r}, expected {kind}", fix=f"write {kind}")
 
 
 @rule("SYS-UNFILLED", Severity.WARNING, "a descriptor leaves no official fact unknown")
 def facts_filled(system: SystemFile) -> Iterator[Problem]:
-    meaningful = SystemDescription.meaningful_keys()
+    meaningful = set(system.rules.meaningful_keys)
     for key in sorted(system.unfilled & meaningful):
         yield Problem(
             field=key,
@@ -137,7 +120,7 @@ def facts_filled(system: SystemFile) -> Iterator[Problem]:
 
 @rule("SYS-PLACEHOLDER", Severity.ERROR, "meaningful fields hold facts, not placeholders")
 def no_placeholders(system: SystemFile) -> Iterator[Problem]:
-    for key in sorted(SystemDescription.meaningful_keys()):
+    for key in sorted(system.rules.meaningful_keys):
         value = system.text(key)
         if value is not None and system.data.get(key) != "" and value.lower() in PLACEHOLDERS | {""}:
             yield Problem(
@@ -149,40 +132,76 @@ def no_placeholders(system: SystemFile) -> Iterator[Problem]:
 
 @rule("SYS-STATUS", Severity.ERROR, "status is available, preview or rdi")
 def valid_status(system: SystemFile) -> Iterator[Problem]:
-    status = system.text("status")
-    if status and status.lower() not in PLACEHOLDERS and status.lower() not in STATUSES:
+    if "status" not in system.data or "status" in system.unfilled:
+        return  # SYS-MISSING speaks for it
+    status = system.data["status"]
+    if not isinstance(status, str) or status.lower() not in system.rules.statuses:
         yield Problem(
             field="status",
-            message=f"is {status!r}, expected one of {', '.join(STATUSES)}",
+            message=f"is {status!r}, expected one of {', '.join(system.rules.statuses)} (any case)",
             fix='write "available" for systems anyone can buy or rent now',
         )
 
 
 @rule("SYS-SYSTEM-TYPE", Severity.ERROR, "system_type names a category the rules know")
 def valid_system_type(system: SystemFile) -> Iterator[Problem]:
-    system_type = system.data.get("system_type")
-    if isinstance(system_type, str) and system_type and system_type not in SYSTEM_TYPE_TABLES:
+    if "system_type" not in system.data or "system_type" in system.unfilled:
+        return
+    system_type = system.data["system_type"]
+    if system_type not in system.rules.system_types:
         yield Problem(
             field="system_type",
-            message=f"is {system_type!r}, expected exactly one of {', '.join(SYSTEM_TYPE_TABLES)} "
+            message=f"is {system_type!r}, expected exactly one of {', '.join(system.rules.system_types)} "
             "(the official checker crashes on other values in closed and network)",
             fix='write "datacenter" for server systems (lower case, no spaces)',
         )
 
 
-@rule("SYS-COUNT", Severity.ERROR, "node, processor, core, accelerator and NIC counts are whole numbers")
+@rule(
+    "SYS-COUNT",
+    Severity.ERROR,
+    "the node and accelerator counts are whole numbers (summary.csv multiplies them)",
+)
 def counts_are_integers(system: SystemFile) -> Iterator[Problem]:
-    for key in COUNT_KEYS:
+    for key in system.rules.integer_keys:
         value = system.data.get(key)
-        if key in system.unfilled or value in (None, "") or _is_placeholder(value):
-            continue  # SYS-MISSING, SYS-SCHEMA or SYS-PLACEHOLDER already speak for it
-        count = system.count(key)
-        if count is None or count < 1:
+        if key in system.unfilled or value in (None, ""):
+            continue  # SYS-MISSING or SYS-EMPTY speaks for it
+        if _as_int(value) is None:
             yield Problem(
                 field=key,
-                message=f"is {value!r}, expected a whole number of at least 1",
+                message=f"is {value!r}, which the official checker cannot turn into a whole number "
+                "(it crashes writing summary.csv)",
                 fix=f'write only the number, e.g. "{_example_count(key)}"',
             )
+
+
+@rule("SYS-COUNT-TEXT", Severity.ERROR, "processor, core and network card counts are written as numbers")
+def other_counts(system: SystemFile) -> Iterator[Problem]:
+    for key in COUNT_KEYS:
+        value = system.data.get(key)
+        if (
+            key in system.rules.integer_keys
+            or key in system.unfilled
+            or value in (None, "")
+            or _is_placeholder(value)
+        ):
+            continue
+        if system.count(key) is None:
+            yield Problem(
+                field=key,
+                message=f"is {value!r}; results tables read it as a number",
+                fix=f'write only the number, e.g. "{_example_count(key)}", and the detail in '
+                f"{'host_networking' if 'network' in key else 'host_processor_model_name'}",
+            )
+
+
+def _as_int(value: Any) -> int | None:
+    """int(value) as Python computes it in the official checker, or None where it raises."""
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 @rule("SYS-MEMORY-TYPE", Severity.ERROR, "accelerator memory technology fits the accelerator model")
@@ -241,42 +260,46 @@ def id_is_tree_safe(system: SystemFile) -> Iterator[Problem]:
 
 @rule("SYS-UNKNOWN-KEY", Severity.WARNING, "no misspelled or unknown keys")
 def no_unknown_keys(system: SystemFile) -> Iterator[Problem]:
-    official = SystemDescription.official_keys()
+    official = system.rules.required_keys
     for key in system.data:
-        if key in official or key in KNOWN_EXTRA_KEYS:
+        if key in official or key in system.rules.network_keys or key in TOLERATED_EXTRA_KEYS:
             continue
         close = difflib.get_close_matches(key, official, n=1, cutoff=0.8)
         hint = f'rename it to "{close[0]}"' if close else "remove it or move the fact into hw_notes/sw_notes"
         yield Problem(field=key, message="is not an official key; the official checker ignores it", fix=hint)
 
 
-@rule("SYS-NETWORK", Severity.ERROR, "network systems describe their network; others omit is_network")
+@rule("SYS-NETWORK", Severity.ERROR, 'is_network is text, and "true" only outside the closed division')
 def network_keys(system: SystemFile) -> Iterator[Problem]:
     if "is_network" not in system.data:
         return
     value = system.data["is_network"]
-    if not isinstance(value, str) or value.strip().lower() not in ("true", ""):
+    if not isinstance(value, str):
         yield Problem(
             field="is_network",
-            message=f'is {value!r}; the official checker treats any non-empty value, even "false", '
-            "as a network system and then requires the network keys",
+            message=f"is {value!r}; the official checker reads it as text (and fails on anything else)",
             fix='remove is_network for a non-network system, or write "true" for a network division system',
         )
-        return
-    if value.strip().lower() == "true":
-        missing = [key for key in NETWORK_KEYS if not system.data.get(key)]
-        if missing:
-            yield Problem(
-                field="is_network",
-                message=f'is "true" but {", ".join(missing)} are missing or empty',
-                fix="describe the network between LoadGen and the SUT in those keys",
-            )
-        if (system.text("division") or "").lower() == "closed":
-            yield Problem(
-                field="is_network",
-                message='is "true" in the closed division',
-                fix='submit network systems in the "network" division',
-            )
+    elif value.lower() == "true" and (system.text("division") or "").lower() == "closed":
+        yield Problem(
+            field="is_network",
+            message='is "true" in the closed division',
+            fix='submit network systems in the "network" division',
+        )
+
+
+@rule(
+    "SYS-NETWORK-FALSE", Severity.ERROR, "is_network is left out of a non-network system, not written false"
+)
+def network_false(system: SystemFile) -> Iterator[Problem]:
+    value = system.data.get("is_network")
+    if isinstance(value, str) and value and value.lower() != "true":
+        yield Problem(
+            field="is_network",
+            message=f'is {value!r}; the official checker treats any non-empty value, even "false", as a '
+            "network system's and then requires the network keys",
+            fix="remove is_network for a non-network system",
+        )
 
 
 def accelerator_count_in_id(system_id: str) -> tuple[int, str] | None:
@@ -297,28 +320,6 @@ def accelerator_count_in_id(system_id: str) -> tuple[int, str] | None:
 
 def _is_placeholder(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower() in PLACEHOLDERS
-
-
-def _is_empty(value: Any) -> bool:
-    return value in ("", {}, [], 0) or value is False or value is None
-
-
-def _json_type(value: Any) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
-    return names.get(type(value), "a number")
-
-
-def _describe(schema: Mapping[str, Any]) -> str:
-    if "anyOf" in schema:
-        return " or ".join(_describe(option) for option in schema["anyOf"])
-    kind = schema.get("type")
-    if kind == "string":
-        return "a non-empty string" if schema.get("minLength") else "a string"
-    if kind == "integer":
-        return f"an integer >= {schema['minimum']}" if "minimum" in schema else "an integer"
-    if kind == "object":
-        return "a non-empty object" if schema.get("minProperties") else "an object"
-    return str(kind)
 
 
 _EXAMPLES = {

@@ -6,6 +6,7 @@ from submitter.check.rules import (  # noqa: F401  (imported to register their r
     hygiene,
     measurements,
     performance,
+    power,
     structure,
     system,
 )

@@ -1,78 +1,269 @@
-"""Compliance rules: the audits a round requires for each benchmark (checker.md §9)."""
+"""Compliance rules: the audits a round requires of each benchmark (checker.md §9).
+
+What each test leaves behind and what its verification must say is data (`[compliance.TESTxx]` in the
+packs); the performance runs of TEST01 and TEST04 are judged by the performance rules themselves. The
+open division is not audited, except endpoints-format results, whose audit files the official checker
+reads in every division.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
+from submitter.check.accuracy_txt import _compiled
 from submitter.check.context import RESULT_RULES, ResultContext
-from submitter.rounds.models import Scenario
+from submitter.check.load import AuditFiles
+from submitter.rounds.models import AuditRules, Scenario
 from submitter.rules import Problem, Severity
 
 rule = RESULT_RULES.rule
 
 
-def _required_tests(ctx: ResultContext) -> tuple[str, ...]:
-    # The open division is not audited (the official checker passes it).
-    return ctx.bench.compliance_tests if ctx.bench is not None and ctx.closed else ()
+def _audits(ctx: ResultContext) -> Iterator[tuple[AuditFiles, AuditRules]]:
+    """The LoadGen audits of a closed or network result, with their rules."""
+    if not ctx.closed or ctx.endpoints:
+        return
+    for test, files in ctx.files.audits.items():
+        yield files, ctx.rules.compliance[test]
 
 
-@rule("COMP-MISSING", Severity.ERROR, "every compliance test the round requires is present")
+def _lines(text: str) -> set[str]:
+    return {line.strip() for line in text.split("\n")}
+
+
+def _passed(text: str | None, audit: AuditRules) -> bool:
+    if text is None:
+        return False
+    return audit.pass_marker in _lines(text) if audit.pass_marker_is_line else audit.pass_marker in text
+
+
+@rule("COMP-MISSING", Severity.ERROR, "every compliance test the round requires left its files")
 def tests_present(ctx: ResultContext) -> Iterator[Problem]:
-    for test in _required_tests(ctx):
-        verification = ctx.rules.compliance.get(test)
-        folder = f"{ctx.files.compliance_dir}/{test}"
-        name = verification.verification_file if verification else "verify_*.txt"
-        if not ctx.index.has_file(f"{folder}/{name}"):
+    for files, audit in _audits(ctx):
+        if not files.exists:
+            yield Problem(
+                path=files.folder,
+                message=f"{files.test} is missing",
+                fix=f"run the {files.test} audit for this scenario and its verification script",
+            )
+        needed = [audit.verification_file, audit.performance_file]
+        if audit.performance_run:
+            needed.append(f"{audit.performance_run}/mlperf_log_detail.txt")
+        for name in filter(None, needed):
+            if files.exists and not ctx.index.has_file(f"{files.folder}/{name}"):
+                yield Problem(
+                    path=f"{files.folder}/{name}",
+                    message="is missing",
+                    fix=f"copy what the {files.test} audit and its verification script wrote",
+                )
+
+
+@rule("COMP-PASS", Severity.ERROR, "TEST07, TEST08 and TEST09 verifications say TEST PASS")
+def verification_passed(ctx: ResultContext) -> Iterator[Problem]:
+    for files, audit in _audits(ctx):
+        if audit.required_lines or audit.accuracy_dir_files or audit.verification_file is None:
+            continue  # TEST06 and TEST01 have rules of their own; TEST04 has no verification of accuracy
+        if files.verification is not None and not _passed(files.verification, audit):
+            yield Problem(
+                path=f"{files.folder}/{audit.verification_file}",
+                message=f"does not say '{audit.pass_marker}'",
+                fix=f"fix what the {files.test} verification names and rerun the audit",
+            )
+
+
+@rule(
+    "COMP-PERFORMANCE", Severity.ERROR, "TEST01/TEST04 performance verification passed with the audit's logs"
+)
+def performance_verified(ctx: ResultContext) -> Iterator[Problem]:
+    for files, audit in _audits(ctx):
+        if audit.performance_file is None:
+            continue
+        path = f"{files.folder}/{audit.performance_file}"
+        text = files.performance_verification
+        if text is not None and audit.pass_marker not in text:
+            yield Problem(
+                path=path,
+                message=f"does not say '{audit.pass_marker}'",
+                fix=f"the {files.test} run's performance differs from the result's; find out why and rerun",
+            )
+        run = f"{files.folder}/{audit.performance_run}"
+        if audit.performance_run and ctx.index.has_dir(run):
+            yield from _file_set(ctx, run)
+
+
+def _file_set(ctx: ResultContext, folder: str) -> Iterator[Problem]:
+    files = ctx.rules.files
+    present = set(ctx.index.files_in(folder))
+    required = set(files.performance_required)
+    extra = present - required - set(files.performance_optional) - set(files.always_optional)
+    missing = required - present
+    if missing or extra:
+        parts = [
+            f"missing {', '.join(sorted(missing))}" if missing else "",
+            f"unexpected {', '.join(sorted(extra))}" if extra else "",
+        ]
+        yield Problem(
+            path=folder,
+            message=f"has the wrong files: {'; '.join(p for p in parts if p)}",
+            fix=f"keep exactly {', '.join(files.performance_required)} (and optionally "
+            f"{', '.join(files.performance_optional)})",
+        )
+
+
+@rule("COMP-TEST01", Severity.ERROR, "TEST01 passed, or its accuracy is within the benchmark's delta")
+def test01_passed(ctx: ResultContext) -> Iterator[Problem]:
+    bench = ctx.bench
+    for files, audit in _audits(ctx):
+        if not audit.accuracy_dir_files or files.verification is None or _passed(files.verification, audit):
+            continue
+        folder = f"{files.folder}/accuracy"
+        if not ctx.index.has_dir(folder):
+            yield Problem(
+                path=files.folder, message="did not pass and has no accuracy/ folder", fix="rerun TEST01"
+            )
+            continue
+        present = set(ctx.index.files_in(folder)) - set(ctx.rules.files.always_optional)
+        if present != set(audit.accuracy_dir_files):
             yield Problem(
                 path=folder,
-                message=f"{test}/{name} is missing",
-                fix=f"run the {test} audit for this scenario and its verification script",
+                message=f"holds {', '.join(sorted(present)) or 'nothing'}",
+                fix=f"keep exactly {', '.join(audit.accuracy_dir_files)}",
             )
+            continue
+        if bench is not None:
+            yield from _test01_accuracy(ctx, files, folder)
+
+
+def _test01_accuracy(ctx: ResultContext, files: AuditFiles, folder: str) -> Iterator[Problem]:
+    """The audit's accuracy against the baseline's, metric by metric (the last value each file prints)."""
+    bench = ctx.bench
+    assert bench is not None
+    for bound in bench.accuracy.targets_for(ctx.scenario):
+        pattern = _compiled(ctx.rules.accuracy_patterns[bound.metric])
+        baseline, audited = (_last_value(pattern, text) for text in (files.baseline, files.compliance))
+        if not baseline or not audited:
+            yield Problem(
+                path=folder,
+                field=bound.metric,
+                message="baseline_accuracy.txt or compliance_accuracy.txt does not report it",
+                fix="rerun TEST01's verification, which writes both",
+            )
+            return
+        delta = abs(1 - baseline / audited) * 100
+        allowed = bench.accuracy.audit_delta(bound.metric)
+        if delta > allowed:
+            yield Problem(
+                path=folder,
+                field=bound.metric,
+                message=f"differs by {delta:.3f} % between the baseline ({baseline}) and the audit "
+                f"({audited}); {allowed} % is allowed",
+                fix="the run is not deterministic enough in performance mode; find out why and rerun",
+            )
+            return
+
+
+def _last_value(pattern: re.Pattern[str], text: str | None) -> float:
+    value = 0.0
+    for line in (text or "").split("\n"):
+        if match := pattern.match(line):
+            try:
+                value = float(match.group(1))
+            except ValueError:
+                return 0.0
+    return value
 
 
 @rule("COMP-TEST06", Severity.ERROR, "the TEST06 verification passed every check")
 def test06_passed(ctx: ResultContext) -> Iterator[Problem]:
-    text = ctx.files.test06_verification
-    verification = ctx.rules.compliance.get("TEST06")
-    if "TEST06" not in _required_tests(ctx) or text is None or verification is None:
-        return
-    path = f"{ctx.files.compliance_dir}/TEST06/{verification.verification_file}"
-    lines = {line.strip() for line in text.splitlines()}
-    for required in verification.required_lines:
-        if required not in lines:
+    for files, audit in _audits(ctx):
+        if not audit.required_lines or files.verification is None:
+            continue
+        path = f"{files.folder}/{audit.verification_file}"
+        lines = _lines(files.verification)
+        for required in audit.required_lines:
+            if required not in lines:
+                yield Problem(
+                    path=path,
+                    message=f"lacks '{required}'",
+                    fix="fix the harness output (EOS handling, token counts) and rerun the TEST06 audit",
+                )
+        if audit.first_token_pass not in lines and audit.first_token_skipped not in lines:
             yield Problem(
                 path=path,
-                message=f"lacks '{required}'",
-                fix="fix the harness output (EOS handling, token counts) and rerun the TEST06 audit",
+                message=f"lacks '{audit.first_token_pass}'",
+                fix="report the first token's real id to FirstTokenComplete and rerun the TEST06 audit",
             )
-    if verification.first_token_pass in lines:
-        return
-    if verification.first_token_skipped in lines:
-        if ctx.scenario is not Scenario.OFFLINE:
+
+
+@rule("COMP-TEST06-SKIPPED", Severity.ERROR, "only Offline skips TEST06's first-token check (stricter)")
+def test06_skipped(ctx: ResultContext) -> Iterator[Problem]:
+    for files, audit in _audits(ctx):
+        if not audit.required_lines or files.verification is None or ctx.scenario is Scenario.OFFLINE:
+            continue
+        lines = _lines(files.verification)
+        if audit.first_token_skipped in lines and audit.first_token_pass not in lines:
             yield Problem(
-                path=path,
-                message=f"says '{verification.first_token_skipped}' in a "
-                f"{ctx.files.entry.scenario} result; only Offline may skip it",
+                path=f"{files.folder}/{audit.verification_file}",
+                message=f"says '{audit.first_token_skipped}' in a {ctx.files.entry.scenario} result; "
+                "only Offline may skip it",
                 fix=f"run the verification with -s {ctx.files.entry.scenario}",
             )
-        return
-    yield Problem(
-        path=path,
-        message=f"lacks '{verification.first_token_pass}'",
-        fix="report the first token's real id to FirstTokenComplete and rerun the TEST06 audit",
-    )
 
 
 @rule("COMP-TEST06-LOG", Severity.WARNING, "the TEST06 accuracy log is kept beside its verification")
 def test06_log_kept(ctx: ResultContext) -> Iterator[Problem]:
-    if "TEST06" not in _required_tests(ctx):
+    for files, audit in _audits(ctx):
+        path = f"{files.folder}/accuracy/mlperf_log_accuracy.json"
+        if audit.required_lines and files.verification is not None and not ctx.index.has_file(path):
+            yield Problem(
+                path=path,
+                message="is missing; reviewers cannot recheck the audit",
+                fix="copy the audit run's mlperf_log_accuracy.json (run_verification.py does)",
+            )
+
+
+@rule("COMP-ENDPOINTS-AUDIT", Severity.ERROR, "an endpoints result's audit files name their test and passed")
+def endpoints_audits(ctx: ResultContext) -> Iterator[Problem]:
+    bench = ctx.bench
+    if not ctx.endpoints or bench is None:
         return
-    path = f"{ctx.files.compliance_dir}/TEST06/accuracy/mlperf_log_accuracy.json"
-    if ctx.index.has_file(
-        f"{ctx.files.compliance_dir}/TEST06/verify_accuracy.txt"
-    ) and not ctx.index.has_file(path):
-        yield Problem(
-            path=path,
-            message="is missing; reviewers cannot recheck the audit",
-            fix="copy the audit run's mlperf_log_accuracy.json (run_verification.py does)",
-        )
+    for test in bench.compliance_tests:
+        audit = ctx.rules.compliance.get(test)
+        if audit is None or audit.endpoints_name is None:
+            continue
+        path = f"{ctx.path}/audit/audit_{audit.endpoints_name}.json"
+        found = ctx.files.endpoints_audits.get(audit.endpoints_name)
+        if found is None:
+            if audit.endpoints_required:
+                yield Problem(path=path, message="is missing", fix=f"run the {test} audit")
+            continue
+        if found.problem:
+            message = found.problem
+        elif found.test != audit.endpoints_name:
+            message = f"names test {found.test!r}, expected {audit.endpoints_name!r}"
+        elif not found.passed:
+            message = "did not pass"
+        else:
+            continue
+        yield Problem(path=path, message=message, fix=f"rerun the {test} audit")
+
+
+@rule("COMP-OUTPUT-LENGTH", Severity.ERROR, "TEST09: an endpoints run's mean output length is in range")
+def endpoints_output_length(ctx: ResultContext) -> Iterator[Problem]:
+    bench, log = ctx.bench, ctx.files.performance_log
+    if not ctx.endpoints or bench is None or log is None:
+        return
+    for test in bench.compliance_tests:
+        audit = ctx.rules.compliance.get(test)
+        if audit is None or audit.mean_output_tokens_range is None:
+            continue
+        low, high = audit.mean_output_tokens_range
+        mean = log.get("mean_output_tokens")
+        if not isinstance(mean, int | float) or isinstance(mean, bool) or not low <= mean <= high:
+            yield Problem(
+                path=log.path,
+                field="mean_output_tokens",
+                message=f"is {mean!r}; {test} needs a mean output length in [{low}, {high}]",
+                fix="the model's answers are too short or too long: check its generation settings",
+            )

@@ -2,7 +2,8 @@
 
 Names with a leading dot or spaces, __pycache__, symlinks, empty folders, oversized files, and files
 lying at the top of the tree or of a division (shared/spec/checker.md §13). The old checker applies
-them to every division.
+them to every division. They are about form, not about a run, so `check` warns (`check --strict` fails);
+`package` holds them as errors, since MLCommons' upload takes none of them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ def _all_paths(tree: TreeContext) -> list[str]:
     return sorted({*tree.index.files, *tree.index.dirs, *tree.index.symlinks})
 
 
-@rule("HYG-NAME", Severity.ERROR, "no file or folder name starts with a dot or holds whitespace")
+@rule("HYG-NAME", Severity.WARNING, "no file or folder name starts with a dot or holds whitespace")
 def clean_names(tree: TreeContext) -> Iterator[Problem]:
     for path in _all_paths(tree):
         name = path.rsplit("/", 1)[-1]
@@ -32,21 +33,20 @@ def clean_names(tree: TreeContext) -> Iterator[Problem]:
             )
 
 
-@rule("HYG-PYCACHE", Severity.ERROR, "no __pycache__ folders")
+@rule("HYG-PYCACHE", Severity.WARNING, "no __pycache__ folders")
 def no_pycache(tree: TreeContext) -> Iterator[Problem]:
     for path in sorted(tree.index.dirs):
         if path.rsplit("/", 1)[-1] == "__pycache__":
             yield Problem(path=path, message="is a Python cache folder", fix=f"rm -r {path}")
 
 
-@rule("HYG-SYMLINK", Severity.ERROR, "no symbolic links (they do not survive the upload)")
+@rule("HYG-SYMLINK", Severity.WARNING, "no symbolic links (they do not survive the upload)")
 def no_symlinks(tree: TreeContext) -> Iterator[Problem]:
-    for path, target_exists in sorted(tree.index.symlinks.items()):
-        state = "a symbolic link" if target_exists else "a broken symbolic link"
-        yield Problem(path=path, message=f"is {state}", fix="replace it with a copy of the file it points to")
+    for path, state in sorted(tree.index.symlinks.items()):
+        yield Problem(path=path, message=f"is {state}", fix="replace it with a copy of what it points to")
 
 
-@rule("HYG-EMPTY-DIR", Severity.ERROR, "no empty folders")
+@rule("HYG-EMPTY-DIR", Severity.WARNING, "no empty folders")
 def no_empty_dirs(tree: TreeContext) -> Iterator[Problem]:
     occupied = {
         parent
@@ -58,7 +58,7 @@ def no_empty_dirs(tree: TreeContext) -> Iterator[Problem]:
             yield Problem(path=path, message="is an empty folder", fix=f"remove it (rmdir {path})")
 
 
-@rule("HYG-FILE-SIZE", Severity.ERROR, "no file is larger than the round's limit")
+@rule("HYG-FILE-SIZE", Severity.WARNING, "no file is larger than the round's limit")
 def file_sizes(tree: TreeContext) -> Iterator[Problem]:
     limit_mb = tree.rules.tree.max_file_mb
     for path, size in sorted(tree.index.files.items()):
@@ -70,7 +70,7 @@ def file_sizes(tree: TreeContext) -> Iterator[Problem]:
             )
 
 
-@rule("HYG-DIVISION-FILE", Severity.ERROR, "a division folder holds only submitter folders")
+@rule("HYG-DIVISION-FILE", Severity.WARNING, "a division folder holds only submitter folders")
 def no_files_in_division(tree: TreeContext) -> Iterator[Problem]:
     for path in sorted(tree.index.files):
         parts = path.split("/")
@@ -88,7 +88,7 @@ def _parents(path: str) -> Iterator[str]:
         yield "/".join(parts[:end])
 
 
-@rule("HYG-ROOT-FILE", Severity.ERROR, "the tree's top holds only division folders and documents")
+@rule("HYG-ROOT-FILE", Severity.WARNING, "the tree's top holds only division folders and documents")
 def no_root_files(tree: TreeContext) -> Iterator[Problem]:
     allowed = tree.rules.files.root_file_suffixes
     for name in tree.index.root_files:

@@ -38,13 +38,13 @@ def measurements_fields(ctx: ResultContext) -> Iterator[Problem]:
                 path=measurements.path,
                 field=key,
                 message="is missing",
-                fix=f'add "{key}" (for llama3.1-8b FP8: see systems/ descriptors)',
+                fix=f'add "{key}" (submitter stage writes it from measurements/<benchmark>.json)',
             )
         elif not measurements.data[key]:
             yield Problem(
                 path=measurements.path,
                 field=key,
-                message="is missing a meaningful value",
+                message=f"is {measurements.data[key]!r}, not a meaningful value",
                 fix=f'fill in "{key}"',
             )
 
@@ -53,6 +53,8 @@ def measurements_fields(ctx: ResultContext) -> Iterator[Problem]:
 def companions(ctx: ResultContext) -> Iterator[Problem]:
     folder = ctx.files.measurements_dir
     for name in ctx.rules.measurements.companions:
+        if name == "user.conf" and ctx.endpoints:
+            continue  # endpoints runs have no LoadGen user.conf
         size = ctx.index.files.get(f"{folder}/{name}")
         if size is None:
             yield Problem(

@@ -1,74 +1,106 @@
-"""Performance rules, on `performance/run_1/mlperf_log_detail.txt` (shared/spec/checker.md §4.4 and §13)."""
+"""Performance rules, on `performance/run_1/mlperf_log_detail.txt` (shared/spec/checker.md §4.4 and §13).
+
+Each rule judges one performance run: the result's own, or a TEST01/TEST04 audit's, which the official
+checker judges with the same checks. Rules marked stricter go beyond the official checker where the run
+itself broke a rule of the benchmark (INVALID, LoadGen errors, equal issue off, Interactive limits);
+they judge only the result's own run.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from submitter.check.context import RESULT_RULES, ResultContext
+from submitter.check.context import PERFORMANCE_RULES, PerformanceRun
 from submitter.check.detect import SEED_KEYS, rounds_with_seeds
+from submitter.check.metric import is_inferred, performance_metric
 from submitter.check.mlperf_log import DetailLog
+from submitter.rounds.models import Scenario
 from submitter.rules import Problem, Severity
 
-rule = RESULT_RULES.rule
+rule = PERFORMANCE_RULES.rule
 
 # Scenarios whose LoadGen result is judged by early stopping rather than a query count.
-EARLY_STOPPING = ("Server", "SingleStream", "MultiStream")
-# Directory scenario -> log scenarios it may be inferred from (Interactive runs log as Server).
-INFERABLE = {"Interactive": ("Server",)}
-EDGE_INFERABLE = {"MultiStream": ("SingleStream",), "Offline": ("MultiStream", "SingleStream")}
+EARLY_STOPPING = (Scenario.SERVER, Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM)
+TOKEN_LATENCY_SCENARIOS = (Scenario.SERVER, Scenario.INTERACTIVE)
+# Directory scenario <- the log scenarios an edge system's result may be inferred from.
+EDGE_INFERABLE = {
+    "multistream": ("singlestream",),
+    "offline": ("multistream", "singlestream"),
+}
 NS_PER_MS = 1_000_000
 
 
-def _log(ctx: ResultContext) -> DetailLog | None:
-    return ctx.files.performance_log
+def _problem(run: PerformanceRun, key: str, message: str, fix: str) -> Problem:
+    log = run.log
+    return Problem(field=key, message=message, fix=fix, line=log.line_of(key) if log else None, path=run.path)
 
 
-def _problem(ctx: ResultContext, key: str, message: str, fix: str) -> Problem:
-    log = _log(ctx)
-    return Problem(
-        field=key, message=message, fix=fix, path=ctx.perf_log_path, line=log.line_of(key) if log else None
-    )
+def _own_run(run: PerformanceRun) -> bool:
+    """Stricter rules judge the result's own LoadGen run, not an audit's or an endpoints result."""
+    return run.audit is None and not run.context.endpoints
 
 
-@rule("PERF-LOG", Severity.ERROR, "the performance detail log exists and every line is a :::MLLOG record")
-def log_readable(ctx: ResultContext) -> Iterator[Problem]:
-    log = _log(ctx)
-    if log is None:
-        yield Problem(
-            message="has no performance/run_1/mlperf_log_detail.txt",
-            path=ctx.path,
-            fix="copy the performance run's LoadGen logs into performance/run_1/",
-        )
+@rule("PERF-LOG", Severity.ERROR, "the performance detail log exists and LoadGen's records can be read")
+def log_readable(run: PerformanceRun) -> Iterator[Problem]:
+    if run.log is None:
+        if not run.context.index.has_file(run.path):  # else STRUCT-UNREADABLE says why it cannot be read
+            yield Problem(
+                message="is missing",
+                path=run.path,
+                fix="copy the performance run's LoadGen logs into performance/run_1/",
+            )
         return
-    yield from unreadable_lines(log)
+    yield from unreadable_lines(run.log)
 
 
-def unreadable_lines(log: DetailLog | None, shown: int = 5) -> Iterator[Problem]:
-    """The first lines of a detail log that are not :::MLLOG records (the official checker crashes)."""
-    for problem in log.problems[:shown] if log else ():
+@rule("PERF-LOG-LINES", Severity.WARNING, "every line of the performance detail log is a LoadGen record")
+def stray_lines(run: PerformanceRun) -> Iterator[Problem]:
+    yield from stray_log_lines(run.log)
+
+
+def stray_log_lines(log: DetailLog | None) -> Iterator[Problem]:
+    """Lines without a marker: the official checker skips them; LoadGen writes none, so the log was edited."""
+    if log is not None and log.stray_lines:
+        lines = log.stray_lines
+        shown = ", ".join(str(n) for n in lines[:5]) + (
+            f" and {len(lines) - 5} more" if len(lines) > 5 else ""
+        )
         yield Problem(
-            line=problem.line,
+            line=lines[0],
             path=log.path,
-            message=f"line {problem.message}",
+            message=f"has lines that are not LoadGen records (line {shown})",
             fix="restore the log exactly as LoadGen wrote it; raw logs are never edited",
         )
 
 
-@rule("PERF-VALIDITY", Severity.ERROR, "LoadGen judged the run VALID")
-def result_valid(ctx: ResultContext) -> Iterator[Problem]:
-    log = _log(ctx)
-    if log is not None and log.get("result_validity") != "VALID":
+def unreadable_lines(log: DetailLog | None, shown: int = 5) -> Iterator[Problem]:
+    """The first lines of a detail log the official checker stops at (it crashes on them)."""
+    for problem in log.problems[:shown] if log else ():
+        where = f"line {problem.message}" if problem.line else problem.message
+        yield Problem(
+            line=problem.line or None,
+            path=log.path,
+            message=where,
+            fix="restore the log exactly as LoadGen wrote it; raw logs are never edited",
+        )
+
+
+@rule("PERF-VALIDITY", Severity.ERROR, "LoadGen judged the run VALID (stricter than the official checker)")
+def result_valid(run: PerformanceRun) -> Iterator[Problem]:
+    log = run.log
+    if log is not None and _own_run(run) and log.get("result_validity") != "VALID":
         yield _problem(
-            ctx,
+            run,
             "result_validity",
             f"is {log.get('result_validity')!r}, expected 'VALID'",
             "rerun; the summary's 'Result is' section says which constraint failed",
         )
 
 
-@rule("PERF-LOADGEN-ERROR", Severity.ERROR, "LoadGen logged no error during the run")
-def no_loadgen_errors(ctx: ResultContext) -> Iterator[Problem]:
-    yield from loadgen_errors(_log(ctx), ctx.perf_log_path)
+@rule("PERF-LOADGEN-ERROR", Severity.ERROR, "LoadGen logged no error during the run (stricter)")
+def no_loadgen_errors(run: PerformanceRun) -> Iterator[Problem]:
+    if _own_run(run):
+        yield from loadgen_errors(run.log, run.path)
 
 
 def loadgen_errors(log: DetailLog | None, path: str) -> Iterator[Problem]:
@@ -78,10 +110,15 @@ def loadgen_errors(log: DetailLog | None, path: str) -> Iterator[Problem]:
     fix = "fix what LoadGen complains about (even 'built with uncommitted changes'), then rerun"
     for record in log.errors:
         yield Problem(
-            field=record.key, line=record.line, path=path, message=f"LoadGen error: {record.value}", fix=fix
+            field=record.key,
+            line=record.line or None,
+            path=path,
+            message=f"LoadGen error: {record.value}",
+            fix=fix,
         )
     counted = log.get("num_errors")
-    if not log.errors and isinstance(counted, int) and counted > 0:
+    # Endpoints results count failed samples here, and the official checker fails any count but 0.
+    if not log.errors and counted is not None and counted != 0:
         yield Problem(
             field="num_errors",
             line=log.line_of("num_errors"),
@@ -91,212 +128,305 @@ def loadgen_errors(log: DetailLog | None, path: str) -> Iterator[Problem]:
         )
 
 
+@rule("PERF-EQUAL-ISSUE", Severity.ERROR, "runs their LoadGen puts in equal-issue mode ran in it (stricter)")
+def equal_issue(run: PerformanceRun) -> Iterator[Problem]:
+    log, bench = run.log, run.bench
+    directory = Scenario.from_name(run.context.entry.scenario)
+    since = bench.equal_issue_since.get(directory) if bench and directory else None
+    if log is None or since is None or not _own_run(run) or not run.context.closed:
+        return
+    made_with = _release(log.get("loadgen_version"))
+    if made_with is not None and made_with < _release(since):  # type: ignore[operator]
+        return  # that LoadGen did not set it yet
+    if log.get("effective_sample_concatenate_permutation") is not True:
+        yield _problem(
+            run,
+            "effective_sample_concatenate_permutation",
+            f"is {log.get('effective_sample_concatenate_permutation')}; the mlperf.conf of LoadGen {since} and "
+            f"later runs {bench.name} {directory} in equal-issue mode (this run: {log.get('loadgen_version')})",
+            "do not set sample_concatenate_permutation in user.conf; mlperf.conf turns it on",
+        )
+
+
+def _release(version: object) -> tuple[int, ...] | None:
+    """A LoadGen version ("6.0.8 @ NA", "6.0.10") as comparable numbers."""
+    if not isinstance(version, str):
+        return None
+    numbers = version.split("@")[0].strip().split(".")
+    return tuple(int(part) for part in numbers) if all(part.isdigit() for part in numbers) else None
+
+
+@rule("PERF-SAMPLE-COUNT", Severity.ERROR, "the performance sample count covers the benchmark's requirement")
+def performance_sample_count(run: PerformanceRun) -> Iterator[Problem]:
+    if run.log is None or run.bench is None or run.context.endpoints:
+        return
+    yield from _at_least(
+        run,
+        "effective_performance_sample_count",
+        run.bench.dataset.performance_sample_count,
+        "do not override performance_sample_count in user.conf",
+    )
+
+
+def _at_least(run: PerformanceRun, key: str, needed: int, fix: str, unit: str = "") -> Iterator[Problem]:
+    """A LoadGen setting in the log that must be a number of at least `needed`."""
+    found = run.log.get(key) if run.log else None
+    if run.log is not None and (not _is_number(found) or found < needed):
+        yield _problem(run, key, f"is {found}{unit}, needs to be >= {needed}{unit}", fix)
+
+
 @rule("PERF-SEED", Severity.ERROR, "the run used the round's LoadGen seeds")
-def seeds_match_round(ctx: ResultContext) -> Iterator[Problem]:
-    log = _log(ctx)
+def seeds_match_round(run: PerformanceRun) -> Iterator[Problem]:
+    log = run.log
     if log is None:
         return
     made_for = rounds_with_seeds(log)
     origin = f" (these logs were made for {', '.join(made_for)})" if made_for else ""
-    for name in SEED_KEYS:
-        expected = getattr(ctx.rules.loadgen.seeds, name)
+    # The endpoints load generator has no QSL seed.
+    keys = SEED_KEYS[1:] if run.context.endpoints else SEED_KEYS
+    for name in keys:
+        expected = getattr(run.rules.loadgen.seeds, name)
         found = log.get(f"effective_{name}")
         if found != expected:
             yield _problem(
-                ctx,
+                run,
                 f"effective_{name}",
-                f"is {found}, round {ctx.rules.name} requires {expected}{origin}",
-                f"repeat the run with LoadGen {ctx.rules.loadgen.version}; seeds cannot be edited",
+                f"is {found}, round {run.rules.name} requires {expected}{origin}",
+                f"repeat the run with LoadGen {run.rules.loadgen.version}; seeds cannot be edited",
             )
 
 
-def _at_least(ctx: ResultContext, key: str, needed: int, fix: str, unit: str = "") -> Iterator[Problem]:
-    """A LoadGen setting in the log that must be a whole number of at least `needed`."""
-    log = _log(ctx)
-    found = log.get(key) if log else None
-    if log is not None and (not isinstance(found, int) or found < needed):
-        yield _problem(ctx, key, f"is {found}{unit}, needs to be >= {needed}{unit}", fix)
-
-
-@rule("PERF-SAMPLE-COUNT", Severity.ERROR, "the performance sample count covers the benchmark's requirement")
-def performance_sample_count(ctx: ResultContext) -> Iterator[Problem]:
-    if ctx.bench is not None:
-        yield from _at_least(
-            ctx,
-            "effective_performance_sample_count",
-            ctx.bench.dataset.performance_sample_count,
-            "do not override performance_sample_count in user.conf",
-        )
-
-
-@rule("PERF-MIN-DURATION", Severity.ERROR, "the run was configured for the round's minimum duration")
-def min_duration(ctx: ResultContext) -> Iterator[Problem]:
-    yield from _at_least(
-        ctx,
-        "effective_min_duration_ms",
-        ctx.rules.limits.min_duration_ms,
-        "remove min_duration from user.conf (mlperf.conf sets 600000) and rerun",
-        unit=" ms",
-    )
-
-
-@rule("PERF-MIN-QUERIES", Severity.ERROR, "query counts meet the minimum of non-early-stopping scenarios")
-def min_queries(ctx: ResultContext) -> Iterator[Problem]:
-    log, bench = _log(ctx), ctx.bench
-    scenario = log.get("effective_scenario") if log else None
-    if bench is None or scenario in EARLY_STOPPING:
-        return
-    needed = next((count for name, count in bench.min_query_count.items() if name.value == scenario), None)
-    if needed is not None:
-        yield from _at_least(
-            ctx, "effective_min_query_count", needed, "remove min_query_count from user.conf"
-        )
-    if scenario == "Offline":  # the new checker asks it of closed only, the old one of every division
-        yield from _at_least(
-            ctx,
-            "effective_samples_per_query",
-            bench.dataset.offline_min_samples_per_query,
-            "raise Offline target_qps in user.conf (LoadGen issues 1.1 x 600 s x target_qps)",
-        )
-
-
 @rule("PERF-EARLY-STOPPING", Severity.ERROR, "early stopping was met in Server and stream scenarios")
-def early_stopping(ctx: ResultContext) -> Iterator[Problem]:
-    log = _log(ctx)
-    if log is None or log.get("effective_scenario") not in EARLY_STOPPING:
+def early_stopping(run: PerformanceRun) -> Iterator[Problem]:
+    log = run.log
+    if log is None or run.logged_scenario not in EARLY_STOPPING or run.context.endpoints:
         return
-    if log.get("early_stopping_met") is not True:
+    if not log.get("early_stopping_met"):
         yield _problem(
-            ctx,
+            run,
             "early_stopping_met",
             f"is {log.get('early_stopping_met')}: {log.get('early_stopping_result')}",
             "run longer or at a lower target_qps so that enough queries meet the latency limits",
         )
 
 
-@rule("PERF-LATENCY-CONSTRAINT", Severity.ERROR, "the Server target latency is within the benchmark's bound")
-def latency_constraint(ctx: ResultContext) -> Iterator[Problem]:
-    log, bench = _log(ctx), ctx.bench
-    if log is None or bench is None or bench.server_latency_constraint_ms is None:
+@rule("PERF-LATENCY-CONSTRAINT", Severity.ERROR, "the run's latency is within the benchmark's constraint")
+def latency_constraint(run: PerformanceRun) -> Iterator[Problem]:
+    log, bench, logged = run.log, run.bench, run.logged_scenario
+    if log is None or bench is None:
         return
-    if log.get("effective_scenario") != "Server":
+    if logged in EARLY_STOPPING and not run.context.endpoints:
+        # The latency bound LoadGen's early stopping estimated against (Server's target latency).
+        key, bound = "effective_target_latency_ns", bench.latency_constraint_ns.get(logged)
+    elif run.context.endpoints and bench.llm:
+        return  # endpoints LLM results are held to TTFT/TPOT instead
+    else:
+        # Non-early-stopping runs: the p99 against the constraint of the directory's scenario.
+        directory = Scenario.from_name(run.context.entry.scenario)
+        key, bound = "result_99.00_percentile_latency_ns", bench.latency_constraint_ns.get(directory)
+    if not bound:
         return
-    bound = bench.server_latency_constraint_ms * NS_PER_MS
-    found = log.get("effective_target_latency_ns")
-    if isinstance(found, int | float) and found > bound:
+    found = log.get(key)
+    if not _is_number(found) or found > bound:
         yield _problem(
-            ctx,
-            "effective_target_latency_ns",
+            run,
+            key,
             f"is {found} ns, the bound is {bound} ns",
-            "remove target_latency from user.conf",
+            "remove target_latency from user.conf" if key.startswith("effective") else "lower the load",
+        )
+
+
+@rule("PERF-MIN-QUERIES", Severity.ERROR, "query counts meet the minimum of non-early-stopping scenarios")
+def min_queries(run: PerformanceRun) -> Iterator[Problem]:
+    log, bench, logged = run.log, run.bench, run.logged_scenario
+    if log is None or bench is None or run.context.endpoints:
+        return
+    if logged not in EARLY_STOPPING:
+        needed = bench.min_query_count.get(logged) if logged else None
+        if needed:
+            yield from _at_least(
+                run, "effective_min_query_count", needed, "remove min_query_count from user.conf"
+            )
+    if logged is Scenario.OFFLINE and run.context.entry.division == "closed":
+        needed = bench.dataset.offline_min_samples_per_query
+        if needed is None:
+            yield _problem(
+                run,
+                "effective_samples_per_query",
+                f"{bench.name} has no Offline minimum of samples per query in {run.rules.name}",
+                "run the scenarios the benchmark defines",
+            )
+            return
+        yield from _at_least(
+            run,
+            "effective_samples_per_query",
+            needed,
+            "raise Offline target_qps in user.conf (LoadGen issues 1.1 x 600 s x target_qps)",
+        )
+
+
+@rule("PERF-MIN-DURATION", Severity.ERROR, "the run was configured for the round's minimum duration")
+def min_duration(run: PerformanceRun) -> Iterator[Problem]:
+    if run.bench is not None and not run.bench.min_duration_applies:
+        return
+    yield from _at_least(
+        run,
+        "effective_min_duration_ms",
+        run.rules.limits.min_duration_ms,
+        "remove min_duration from user.conf (mlperf.conf sets 600000) and rerun",
+        unit=" ms",
+    )
+
+
+@rule("PERF-NETWORK", Severity.ERROR, "network-division results come from a network system and SUT")
+def network_mode(run: PerformanceRun) -> Iterator[Problem]:
+    log = run.log
+    if log is None:
+        return
+    division = run.context.entry.division
+    value = (run.context.system or {}).get("is_network")
+    if value is not None and not isinstance(value, str):
+        return  # SYS-NETWORK names a non-text is_network
+    network = value is not None and value.lower() == "true"
+    if division in ("closed", "network") and network != (division == "network"):
+        yield Problem(
+            path=run.path,
+            message=f"is in the {division} division but its system's is_network is {value!r}",
+            fix='network-division systems say "is_network": "true"; others leave it out',
+        )
+    marker = run.rules.system.network_sut_marker
+    if network and marker not in str(log.get("sut_name")):
+        yield _problem(
+            run,
+            "sut_name",
+            f"is {log.get('sut_name')!r}; network runs need '{marker}' in it",
+            "run LoadGen's network SUT (lon/QDL) for network-division results",
         )
 
 
 @rule("PERF-TOKEN-LATENCIES", Severity.ERROR, "LLM runs measure token latencies")
-def token_latencies_on(ctx: ResultContext) -> Iterator[Problem]:
-    log = _log(ctx)
-    if log is not None and _is_llm(ctx) and not log.get("requested_use_token_latencies"):
+def token_latencies_on(run: PerformanceRun) -> Iterator[Problem]:
+    log, bench = run.log, run.bench
+    if log is None or bench is None or not bench.llm or run.context.endpoints:
+        return
+    if not log.get("requested_use_token_latencies"):
         yield _problem(
-            ctx,
+            run,
             "requested_use_token_latencies",
             "is off; LLM benchmarks need it on",
             "do not set use_token_latencies in user.conf; mlperf.conf turns it on",
         )
 
 
-@rule("PERF-EQUAL-ISSUE", Severity.ERROR, "LLM runs use equal-issue mode (sample_concatenate_permutation)")
-def equal_issue(ctx: ResultContext) -> Iterator[Problem]:
-    log = _log(ctx)
-    if log is not None and _is_llm(ctx) and log.get("effective_sample_concatenate_permutation") is not True:
-        yield _problem(
-            ctx,
-            "effective_sample_concatenate_permutation",
-            f"is {log.get('effective_sample_concatenate_permutation')}, LLM runs need true",
-            "do not set sample_concatenate_permutation in user.conf; mlperf.conf turns it on",
-        )
-
-
-@rule("PERF-TTFT-TPOT", Severity.ERROR, "p99 TTFT and TPOT are under the scenario's limits")
-def token_latency_limits(ctx: ResultContext) -> Iterator[Problem]:
-    log, bench, scenario = _log(ctx), ctx.bench, ctx.scenario
-    if log is None or bench is None or scenario is None or log.get("effective_scenario") != "Server":
+@rule("PERF-TTFT-TPOT", Severity.ERROR, "LLM Server runs meet the p99 TTFT and TPOT limits of their scenario")
+def token_latency_limits(run: PerformanceRun) -> Iterator[Problem]:
+    """The official checker's test: the limits of the scenario LoadGen ran (Server for Interactive)."""
+    log, bench, logged = run.log, run.bench, run.logged_scenario
+    if log is None or bench is None or not bench.llm or logged not in TOKEN_LATENCY_SCENARIOS:
         return
-    # Interactive directories are judged by the Interactive limits (the new official checker wrongly
-    # applies the Server ones; the old one and the rules use these).
-    limits = bench.token_latency_limits.get(scenario)
+    yield from _token_limits(run, logged, "the official checker's")
+
+
+@rule(
+    "PERF-INTERACTIVE-LIMITS",
+    Severity.ERROR,
+    "Interactive results meet the Interactive TTFT/TPOT limits (stricter)",
+)
+def interactive_limits(run: PerformanceRun) -> Iterator[Problem]:
+    """LoadGen runs Interactive as Server with tighter limits; the official checker applies Server's."""
+    bench = run.bench
+    directory = Scenario.from_name(run.context.entry.scenario)
+    if run.log is None or bench is None or not bench.llm or directory is not Scenario.INTERACTIVE:
+        return
+    if not _own_run(run) or run.logged_scenario is Scenario.INTERACTIVE:
+        return  # endpoints Interactive runs are judged by PERF-TTFT-TPOT with these very limits
+    yield from _token_limits(run, Scenario.INTERACTIVE, "Interactive")
+
+
+def _token_limits(run: PerformanceRun, scenario: Scenario, whose: str) -> Iterator[Problem]:
+    limits = run.bench.token_latency_limits.get(scenario) if run.bench else None
     if limits is None:
+        yield Problem(
+            path=run.path,
+            message=f"{run.bench.name if run.bench else 'the benchmark'} has no TTFT/TPOT limits for {scenario}",
+            fix="run the scenarios the benchmark defines",
+        )
         return
     for key, limit_ms, name in (
         ("result_first_token_99.00_percentile_latency_ns", limits.ttft_ms, "TTFT"),
         ("result_time_per_output_token_99.00_percentile_ns", limits.tpot_ms, "TPOT"),
     ):
-        found = log.get(key)
-        if not isinstance(found, int | float) or found >= limit_ms * NS_PER_MS:
-            shown = f"{found / NS_PER_MS:.1f} ms" if isinstance(found, int | float) else repr(found)
+        found = run.log.get(key) if run.log else None
+        if not _is_number(found) or found >= limit_ms * NS_PER_MS:
+            shown = f"{found / NS_PER_MS:.1f} ms" if _is_number(found) else repr(found)
             yield _problem(
-                ctx,
+                run,
                 key,
-                f"p99 {name} is {shown}, {scenario} requires < {limit_ms:g} ms",
+                f"p99 {name} is {shown}, {whose} {scenario} limit is < {limit_ms:g} ms",
                 f"rerun at a lower target_qps, or tune the engine for {name}",
             )
 
 
 @rule("PERF-SCENARIO", Severity.ERROR, "the log's scenario is the directory's, or may be inferred from it")
-def scenario_matches(ctx: ResultContext) -> Iterator[Problem]:
-    log = _log(ctx)
+def scenario_matches(run: PerformanceRun) -> Iterator[Problem]:
+    log = run.log
     if log is None:
         return
-    directory, logged = ctx.files.entry.scenario, log.get("effective_scenario")
-    if ctx.scenario is None or str(logged).lower() == directory.lower():
-        return
-    allowed = INFERABLE.get(ctx.scenario.value, ())
-    if "edge" in str((ctx.system or {}).get("system_type", "")):
-        allowed += EDGE_INFERABLE.get(ctx.scenario.value, ())
-    if logged not in allowed:
+    directory, logged = run.context.entry.scenario, log.get("effective_scenario")
+    shown = run.logged_scenario.value if run.logged_scenario else logged
+    if not isinstance(logged, str) or (run.logged_scenario is None and not run.context.endpoints):
         yield _problem(
-            ctx,
+            run, "effective_scenario", f"is {logged!r}, not a LoadGen scenario", "use the run's own log"
+        )
+        return
+    if not is_inferred(shown, directory):
+        return
+    system_type = (run.context.system or {}).get("system_type")
+    if not isinstance(system_type, str) or "edge" not in system_type.lower():
+        yield _problem(
+            run,
             "effective_scenario",
-            f"is {logged!r} in the {directory} directory",
-            f"move the run into results/.../{logged}/ or rerun it as {directory}",
+            f"is {shown!r} in the {directory} directory; results are inferred only for edge systems",
+            f"move the run into results/.../{shown}/ or rerun it as {directory}",
         )
-
-
-@rule("PERF-NETWORK", Severity.ERROR, "network-division results come from a network system and SUT")
-def network_mode(ctx: ResultContext) -> Iterator[Problem]:
-    # The system says whether it is a network system (SYS-NETWORK judges closed ones); the log names the SUT.
-    log = _log(ctx)
-    if log is None or ctx.files.entry.division != "network":
-        return
-    if str((ctx.system or {}).get("is_network", "")).lower() != "true":
-        yield Problem(
-            path=ctx.path,
-            message='is in the network division but its system\'s is_network is not "true"',
-            fix='set "is_network": "true" and the network keys in the system description',
-        )
-    elif "Network SUT" not in str(log.get("sut_name", "")):
+    elif str(shown).lower() not in EDGE_INFERABLE.get(directory.lower(), ()):
         yield _problem(
-            ctx,
-            "sut_name",
-            f"is {log.get('sut_name')!r}; network runs need 'Network SUT' in it",
-            "run LoadGen's network SUT (lon/QDL) for network-division results",
+            run,
+            "effective_scenario",
+            f"is {shown!r}; a {directory} result cannot be inferred from it",
+            f"rerun it as {directory}",
         )
 
 
 @rule("PERF-RESULT", Severity.ERROR, "the log reports the scenario's result metric")
-def result_present(ctx: ResultContext) -> Iterator[Problem]:
-    log, bench, scenario = _log(ctx), ctx.bench, ctx.scenario
-    if log is None or bench is None or scenario is None:
-        return
-    key = bench.result_keys.get(scenario)
-    if key is not None and not isinstance(log.get(key), int | float):
+def result_present(run: PerformanceRun) -> Iterator[Problem]:
+    log = run.log
+    if log is None or run.logged_scenario is None:
+        return  # PERF-SCENARIO names the scenario it lacks
+    metric = performance_metric(
+        log, run.rules, run.bench, run.logged_scenario, run.context.entry.scenario, run.context.endpoints
+    )
+    if metric.problem is not None:
         yield _problem(
-            ctx,
-            key,
-            f"is missing or not a number ({log.get(key)!r})",
+            run,
+            metric.key or "effective_scenario",
+            metric.problem,
             "use the complete detail log of a finished run",
         )
 
 
-def _is_llm(ctx: ResultContext) -> bool:
-    bench = ctx.bench
-    return bench is not None and any(unit == "Tokens/s" for unit in bench.units.values())
+@rule("PERF-ENDPOINTS-MODEL", Severity.ERROR, "endpoints-format results are of a benchmark that allows them")
+def endpoints_model(run: PerformanceRun) -> Iterator[Problem]:
+    bench = run.bench
+    if run.context.endpoints and bench is not None and not bench.endpoints:
+        allowed = [name for name, other in run.rules.benchmarks.items() if other.endpoints]
+        yield Problem(
+            path=run.path,
+            message=f"is an endpoints-format result of {bench.name}, which round {run.rules.name} "
+            f"accepts only as LoadGen logs" + (f" (endpoints: {', '.join(allowed)})" if allowed else ""),
+            fix="run it under LoadGen and submit its logs",
+        )
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
