@@ -17,6 +17,11 @@ Files the repository lists but does not hold (a partial clone, or blobs its snap
 file, the benchmark folder holding it is left out of both runs, since the official checker would crash
 on it; files it never reads are only listed.
 
+With --mutations N, each tree is also checked N times more, each time a copy with one random breakage
+from `bench/mutations.py` (a file removed or emptied, a LoadGen value changed, an accuracy value moved,
+a verification flipped, a description field emptied, a scenario folder renamed, ...), seeded by --seed,
+and the verdicts of both checkers compared on every result of the broken copy.
+
 With --markdown FILE, the section between `<!-- parity:VERSION -->` markers in FILE is replaced by the
 tables (appended when absent). --json writes every per-result comparison.
 """
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import random
 import io
 import json
 import os
@@ -37,6 +43,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import mutations
 
 DIVISIONS = ("closed", "open")
 # Files beside a result that the official checker opens (loader.py, checks/*.py): a lacking one would crash it.
@@ -72,6 +80,7 @@ class TreeComparison:
     ours: CheckerRun
     disagreements: list[dict[str, object]]
     row_differences: list[dict[str, object]]
+    mutation: str | None = None  # the breakage applied to this copy, if any
 
     @property
     def agreements(self) -> int:
@@ -257,15 +266,22 @@ def _verdict(value: bool | None) -> str:
     return {True: "valid", False: "invalid", None: "absent"}[value]
 
 
-def check_tree_pair(args: argparse.Namespace, tree: str, lacking: set[str], work: Path) -> TreeComparison:
+def check_tree_pair(
+    args: argparse.Namespace, tree: str, lacking: set[str], work: Path, mutation: int | None = None
+) -> TreeComparison:
     scratch = Path(tempfile.mkdtemp(dir=work, prefix=tree.replace("/", "_") + "."))
     root = scratch / "root"
     pruned, unread = stage_tree(args.results, tree, root, lacking)
+    recipe = None
+    if mutation is not None:
+        recipe = mutations.apply(root, tree, random.Random(f"{args.seed}/{tree}/{mutation}")).recipe()
     official = run_official(args, root, scratch)
     ours = run_ours(args, root, tree, scratch)
     disagreements, rows = compare(tree, official, ours)
     shutil.rmtree(scratch, ignore_errors=True)
-    return TreeComparison(tree, pruned, unread, official, ours, disagreements, rows)
+    for disagreement in disagreements:
+        disagreement["mutation"] = recipe
+    return TreeComparison(tree, pruned, unread, official, ours, disagreements, rows, recipe)
 
 
 def markdown(args: argparse.Namespace, comparisons: list[TreeComparison], command: str) -> str:
@@ -330,7 +346,7 @@ def markdown(args: argparse.Namespace, comparisons: list[TreeComparison], comman
     ]
     out += [f"- {tree}/results/{folder}" for tree, folder in pruned]
     out += ["", f"Files the repository lacks that neither verdict reads ({len(unread)}): "]
-    out += ["", ", ".join(path for _, path in unread) or "none", f"<!-- /parity:{args.version} -->"]
+    out += ["", ", ".join(path for _, path in unread) or "none"]
     return "\n".join(out) + "\n"
 
 
@@ -341,6 +357,45 @@ def write_markdown(path: Path, version: str, section: str) -> None:
     )
     text = pattern.sub(lambda _: section, text) if pattern.search(text) else text + "\n" + section
     path.write_text(text, encoding="utf-8")
+
+
+def _progress(label: str, comparison: TreeComparison) -> None:
+    official, ours = comparison.official, comparison.ours
+    print(
+        f"{label}: official {sum(official.verdicts.values())}/{len(official.verdicts)}"
+        f"{' CRASHED' if official.crashed else ''} {official.seconds:.2f}s, "
+        f"ours {sum(ours.verdicts.values())}/{len(ours.verdicts)}{' CRASHED' if ours.crashed else ''} "
+        f"{ours.seconds:.2f}s, {len(comparison.disagreements)} disagreement(s), "
+        f"{len(comparison.row_differences)} row difference(s)",
+        file=sys.stderr,
+    )
+
+
+def mutation_markdown(args: argparse.Namespace, mutated: list[TreeComparison]) -> str:
+    """The broken copies: how many, whose checker crashed, and every verdict the two disagree on."""
+    judged = [c for c in mutated if not c.official.crashed and not c.ours.crashed]
+    results = sum(len(c.official.verdicts.keys() | c.ours.verdicts.keys()) for c in judged)
+    disagreements = [d for c in judged for d in c.disagreements]
+    ours_crashed = [c for c in mutated if c.ours.crashed]
+    out = [
+        "",
+        f"#### {len(mutated)} broken copies (seed {args.seed}, one breakage each from bench/mutations.py)",
+        "",
+        "| copies | official crashed | ours crashed | judged by both | results compared | same verdict |",
+        "|---|---|---|---|---|---|",
+        f"| {len(mutated)} | {sum(bool(c.official.crashed) for c in mutated)} | {len(ours_crashed)} "
+        f"| {len(judged)} | {results} | {results - len(disagreements)} |",
+        "",
+    ]
+    for copy in ours_crashed:
+        out.append(f"- ours crashed on {copy.tree} [{copy.mutation}]: {copy.ours.crashed}")
+    for d in disagreements:
+        evidence = "; ".join(str(e) for e in d["evidence"]) or "no finding recorded"
+        out.append(
+            f"- {d['tree']} {d['result']} [{d['mutation']}]: official {d['official']}, ours {d['ours']}: "
+            f"{evidence}"
+        )
+    return "\n".join(out) + "\n"
 
 
 def main() -> int:
@@ -360,25 +415,30 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()), help="scratch folder")
     parser.add_argument("--markdown", type=Path, help="update this file's parity section for the version")
     parser.add_argument("--json", type=Path, help="write every comparison here")
+    parser.add_argument("--mutations", type=int, default=0, help="broken copies of each tree to compare")
+    parser.add_argument("--seed", default="0", help="seed of the breakages")
+    parser.add_argument("--max-results", type=int, help="mutate only trees with at most this many results")
     args = parser.parse_args()
     args.results = args.results.resolve()
     lacking = lacking_files(args.results, args.lacking)
-    comparisons = []
+    comparisons, mutated = [], []
     for tree in trees_of(args.results, args.trees):
         comparison = check_tree_pair(args, tree, lacking, args.work)
         comparisons.append(comparison)
-        print(
-            f"{tree}: official {sum(comparison.official.verdicts.values())}/{len(comparison.official.verdicts)}"
-            f"{' CRASHED' if comparison.official.crashed else ''} {comparison.official.seconds:.2f}s, "
-            f"ours {sum(comparison.ours.verdicts.values())}/{len(comparison.ours.verdicts)}"
-            f"{' CRASHED' if comparison.ours.crashed else ''} {comparison.ours.seconds:.2f}s, "
-            f"{len(comparison.disagreements)} disagreement(s), {len(comparison.row_differences)} row difference(s)",
-            file=sys.stderr,
-        )
+        _progress(tree, comparison)
+        if args.max_results is not None and len(comparison.official.verdicts) > args.max_results:
+            continue
+        for number in range(args.mutations):
+            copy = check_tree_pair(args, tree, lacking, args.work, mutation=number)
+            mutated.append(copy)
+            _progress(f"{tree} [{copy.mutation}]", copy)
     command = "python bench/parity.py " + " ".join(
         a if os.sep not in a else os.path.basename(a.rstrip(os.sep)) or a for a in sys.argv[1:]
     )
     section = markdown(args, comparisons, command)
+    if mutated:
+        section += mutation_markdown(args, mutated)
+    section += f"<!-- /parity:{args.version} -->\n"
     if args.markdown:
         write_markdown(args.markdown, args.version, section)
     else:

@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import msgspec
 import pytest
 from harness_helpers import SHORT, fast_descriptor, write_dataset
 
@@ -103,9 +104,9 @@ def test_seeds_loadgen_really_sets_are_checked_before_the_engine_starts(
 ) -> None:
     """The worker compares the seeds LoadGen loaded with the round's; on mismatch nothing stays behind."""
     plan = plan_run(request_for(fast_descriptor(), tmp_path, dataset))
-    wrong_seeds = plan.rules.loadgen.seeds.model_copy(update={"qsl_rng_seed": 1})
-    wrong_rules = plan.rules.model_copy(
-        update={"loadgen": plan.rules.loadgen.model_copy(update={"seeds": wrong_seeds})}
+    wrong_seeds = msgspec.structs.replace(plan.rules.loadgen.seeds, qsl_rng_seed=1)
+    wrong_rules = msgspec.structs.replace(
+        plan.rules, loadgen=msgspec.structs.replace(plan.rules.loadgen, seeds=wrong_seeds)
     )
     with pytest.raises(
         SubmitterError, match=r"the installed LoadGen sets seeds .* requires .*'qsl_rng_seed': 1"

@@ -48,7 +48,9 @@ LLAMA = load_round("v6.1").benchmark("llama3.1-8b")
 TEST06 = load_round("v6.1").compliance["TEST06"]
 DEMO_SYSTEM = "Demo_1xSynthetic_CPU"
 # What a tree staged from --smoke runs fails on (tests/test_stage.py says why), and nothing else.
-TRIAL_RULES = {"PERF-SAMPLE-COUNT", "PERF-MIN-DURATION", "PERF-MIN-QUERIES", "ACC-DATASET"}
+# What a --smoke rehearsal in the open division lacks (the Offline samples-per-query minimum is the closed
+# division's, as officially).
+TRIAL_RULES = {"PERF-SAMPLE-COUNT", "PERF-MIN-DURATION", "ACC-DATASET"}
 SCREEN = (1280, 2000)
 
 

@@ -16,12 +16,66 @@ def test_the_three_rounds_are_known_in_order():
     assert available_rounds() == ("v5.1", "v6.0", "v6.1")
 
 
-def test_v6_1_drops_the_benchmarks_its_checker_no_longer_lists():
-    assert set(load_round("v6.0").benchmarks) - set(load_round("v6.1").benchmarks) == {
+def test_each_round_has_the_benchmarks_its_checker_lists():
+    v51, v60, v61 = (set(load_round(name).benchmarks) for name in available_rounds())
+    assert len(v51) == 19 and {"resnet", "rgat", "whisper", "pointpainting", "dlrm-v2-99.9"} <= v51
+    assert v60 - v51 == {
+        "gpt-oss-120b",
+        "qwen3-vl-235b-a22b",
+        "wan-2.2-t2v-a14b",
+        "dlrm-v3",
+        "yolo-95",
+        "yolo-99",
+    }
+    assert v60 - v61 == {
         "llama2-70b-99",
         "mixtral-8x7b",
         "llama3.1-405b",
+        "retinanet",
+        "dlrm-v2-99",
+        "dlrm-v2-99.9",
+        "pointpainting",
     }
+    assert v61 - v60 == {"qwen3.6-27b", "e2e-rag-qna", "e2e-rag-db"}
+
+
+def test_a_pack_states_scenario_tables_whole():
+    """v6.0 keeps retinanet's datacenter-edge table only and leaves dlrm-v2 to the open division."""
+    assert set(load_round("v5.1").benchmark("retinanet").scenarios) == set(SystemTypeTable)
+    assert set(load_round("v6.0").benchmark("retinanet").scenarios) == {SystemTypeTable.DATACENTER_EDGE}
+    assert load_round("v6.0").benchmark("dlrm-v2-99").scenarios == {}
+    assert load_round("v6.1").benchmark("stable-diffusion-xl").extra_accuracy_files == {}
+    assert len(load_round("v6.0").benchmark("stable-diffusion-xl").extra_accuracy_files["images"]) == 10
+
+
+@pytest.mark.parametrize("name", available_rounds())
+def test_every_metric_a_round_judges_has_a_pattern(name):
+    rules = load_round(name)
+    for bench in rules.benchmarks.values():
+        bounds = [*bench.accuracy.targets, *bench.accuracy.upper_limits]
+        bounds += [b for scenario in bench.accuracy.targets_by_scenario.values() for b in scenario]
+        assert {b.metric for b in bounds} <= set(rules.accuracy_patterns), bench.name
+        assert set(bench.compliance_tests) <= set(rules.compliance), bench.name
+
+
+def test_folder_names_resolve_as_the_official_checker_resolves_them():
+    rules = load_round("v5.1")
+    assert rules.benchmark_name("llama3_1-8b") == "llama3.1-8b"
+    assert rules.benchmark_name("mobilenet-v1-precision_float-1.0-128") == "resnet"
+    assert rules.benchmark_name("bert-99.9-int8") == "bert-99.9"
+    assert rules.benchmark_name("llama3_1-70b-fp8_dyn", {"llama3_1-70b-fp8_dyn": "llama2-70b-99"}) == (
+        "llama2-70b-99"
+    )
+    assert rules.benchmark_name("my-model") == "my-model"
+
+
+def test_qwen3_vl_interactive_has_its_own_target_and_sample_count_in_v6_1():
+    bench = load_round("v6.1").benchmark("qwen3-vl-235b-a22b")
+    (interactive,) = bench.accuracy.targets_for(Scenario.INTERACTIVE)
+    assert interactive.threshold == 0.7878 * 0.99
+    assert bench.accuracy.targets_for(Scenario.OFFLINE)[0].threshold == 0.7903 * 0.99
+    assert bench.dataset.accuracy_sample_count_by_scenario["Interactive"] == 8000
+    assert bench.latency_constraint_ns[Scenario.INTERACTIVE] == 1_500_000_000
 
 
 def test_each_round_has_its_own_seeds():
@@ -47,6 +101,9 @@ def test_llama3_1_8b_numbers():
     assert bench.accuracy.upper_limits[0].threshold == pytest.approx(8984408.4)
     assert bench.token_latency_limits[Scenario.INTERACTIVE].ttft_ms == 500
     assert bench.compliance_tests == ("TEST06",)
+    rules = load_round("v6.1")
+    assert rules.result_key(bench, Scenario.INTERACTIVE) == "result_completed_tokens_per_second"
+    assert rules.units(bench, Scenario.INTERACTIVE) == "Tokens/s"
 
 
 def test_unknown_round_and_benchmark_are_usage_errors():

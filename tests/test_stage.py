@@ -19,7 +19,9 @@ from submitter.systems.descriptor import SystemDescriptor
 
 TREE = "open/Demo/results/Demo_1xSynthetic_CPU/llama3.1-8b"
 # What a rehearsal with --smoke runs must fail on, and nothing else.
-TRIAL_RULES = {"PERF-SAMPLE-COUNT", "PERF-MIN-DURATION", "PERF-MIN-QUERIES", "ACC-DATASET"}
+# What a --smoke rehearsal in the open division lacks (the Offline samples-per-query minimum is the closed
+# division's, as officially).
+TRIAL_RULES = {"PERF-SAMPLE-COUNT", "PERF-MIN-DURATION", "ACC-DATASET"}
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from conftest import run_cli, valid_system, write_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from submitter.rounds.registry import load_round
 from submitter.systems.description import SystemDescription
 from submitter.systems.lint import SYSTEM_RULES, SystemFile, accelerator_count_in_id
 
@@ -158,8 +159,28 @@ def test_counts_must_be_whole_numbers():
 
 
 def test_is_network_false_is_a_trap():
-    (finding,) = lint(broken(is_network="false"))
-    assert finding.rule == "SYS-NETWORK" and "even" in finding.message
+    """Any non-empty is_network makes a network system officially, which then needs 13 more keys."""
+    findings = lint(broken(is_network="false"))
+    assert rules_of(findings) == {"SYS-NETWORK-FALSE", "SYS-MISSING"}
+    assert "even" in next(f.message for f in findings if f.rule == "SYS-NETWORK-FALSE")
+    assert {f.field for f in findings if f.rule == "SYS-MISSING"} == set(
+        load_round("v6.1").system.network_keys[1:]
+    )
+
+
+def test_is_network_must_be_text_and_not_true_in_closed():
+    assert rules_of(lint(broken(is_network=False))) == {"SYS-NETWORK"}
+    network = {key: "x" for key in load_round("v6.1").system.network_keys}
+    assert rules_of(lint(broken(**{**network, "is_network": "true", "division": "closed"}))) == {
+        "SYS-NETWORK"
+    }
+    assert lint(broken(**{**network, "is_network": "true", "division": "network"})) == []
+
+
+def test_counts_the_summary_multiplies_are_errors_the_others_warn_in_check():
+    assert rules_of(lint(broken(accelerators_per_node="0"))) == set()  # CPU-only systems
+    assert rules_of(lint(broken(host_network_card_count="10x 400Gb Infiniband"))) == {"SYS-COUNT-TEXT"}
+    assert rules_of(lint(broken(accelerators_per_node="8 GPUs"))) == {"SYS-COUNT"}
 
 
 def test_unfilled_facts_are_warnings_not_errors():
