@@ -94,14 +94,18 @@ def _log_value(rng: random.Random, value: object) -> object:
     if isinstance(value, int | float):
         return rng.choice([value * 0.5, value * 2, 0, -1, None, str(value), value + 1])
     if isinstance(value, str):
-        return rng.choice(["", value.lower(), value + "x", None, "Offline", "Server", "SingleStream", "INVALID"])
+        return rng.choice(
+            ["", value.lower(), value + "x", None, "Offline", "Server", "SingleStream", "INVALID"]
+        )
     return None
 
 
 def mutate_log(path: Path, rng: random.Random) -> str:
     lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
     indices = [
-        i for i, line in enumerate(lines) if line.startswith(MLLOG) and any(f'"{k}"' in line for k in LOG_KEYS)
+        i
+        for i, line in enumerate(lines)
+        if line.startswith(MLLOG) and any(f'"{k}"' in line for k in LOG_KEYS)
     ]
     if not indices:
         return "no known key"
@@ -121,7 +125,9 @@ def mutate_log(path: Path, rng: random.Random) -> str:
         detail = f"drop {key}"
     elif action == "error":
         metadata = {"is_error": True, "is_warning": False}
-        lines.insert(index, MLLOG + json.dumps({"key": "error_runtime", "value": "boom", "metadata": metadata}))
+        lines.insert(
+            index, MLLOG + json.dumps({"key": "error_runtime", "value": "boom", "metadata": metadata})
+        )
         detail = "add an error record"
     else:
         lines[index] = lines[index][: len(lines[index]) // 2]
@@ -148,7 +154,9 @@ def mutate_json(path: Path, rng: random.Random, keys: tuple[str, ...]) -> str:
     elif action == "number":
         data[key] = rng.choice([0, 1, 8, 1.5])
     else:
-        data[key] = rng.choice(["1 Integrated", "NA", "-", "Datacenter", "true", "false", "Available", "8 GPUs"])
+        data[key] = rng.choice(
+            ["1 Integrated", "NA", "-", "Datacenter", "true", "false", "Available", "8 GPUs"]
+        )
     _rewrite(path, json.dumps(data, indent=2))
     return f"{key} {action} -> {data.get(key)!r}"
 
@@ -199,12 +207,20 @@ def apply(root: Path, tree: str, rng: random.Random) -> Mutation:
     kinds.append(("remove", lambda: (target.unlink(), "removed")[1], target))
     kinds.append(("empty", lambda: (_rewrite(target, b""), "emptied")[1], target))
     extra = target.parent / "notes.txt"
-    kinds.append(("extra", lambda: (extra.unlink(missing_ok=True), _rewrite_new(extra), "notes.txt added")[2], target))
+    kinds.append(
+        ("extra", lambda: (extra.unlink(missing_ok=True), _rewrite_new(extra), "notes.txt added")[2], target)
+    )
     folder = target.parent
-    if folder.name in ("Offline", "Server", "Interactive", "SingleStream", "MultiStream") and rng.random() < 0.3:
+    if (
+        folder.name in ("Offline", "Server", "Interactive", "SingleStream", "MultiStream")
+        and rng.random() < 0.3
+    ):
         new = rng.choice(["offline", "server", "Interactive", "Server", "Offline"])
         kinds.append(("rename", lambda: (folder.rename(folder.with_name(new)), f"-> {new}")[1], folder))
-    if target.parent.name in ("TEST01", "TEST04", "TEST06", "TEST07", "TEST08", "TEST09") and rng.random() < 0.3:
+    if (
+        target.parent.name in ("TEST01", "TEST04", "TEST06", "TEST07", "TEST08", "TEST09")
+        and rng.random() < 0.3
+    ):
         kinds.append(("remove-dir", lambda: (shutil.rmtree(target.parent), "removed")[1], target.parent))
     # The file's own kind of breakage (a log value, a JSON field, a verdict line) more often than not.
     kind, action, where = kinds[0] if rng.random() < 0.6 else rng.choice(kinds)

@@ -7,7 +7,8 @@ folder at run time and compares, for every round submitter knows and every bench
 lists: scenario tables, accuracy targets and upper limits (the computed thresholds, compared exactly),
 TEST01 deltas, sample counts, latency constraints, query minimums, compliance tests, result keys,
 units, token latency limits, LLM status, extra accuracy files, aliases, accuracy patterns, system keys
-and the Power WG's constants (checks/power/power_checker.py and its sources_checksums.json). Prints each difference and exits 1 when there is any.
+and the Power WG's constants (checks/power/power_checker.py and its sources_checksums.json).
+Prints each difference and exits 1 when there is any.
 """
 
 from __future__ import annotations

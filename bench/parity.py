@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import argparse
 import csv
-import random
 import io
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -47,7 +47,7 @@ from pathlib import Path
 import mutations
 
 DIVISIONS = ("closed", "open")
-# Files beside a result that the official checker opens (loader.py, checks/*.py): a lacking one would crash it.
+# Files beside a result that the official checker opens (loader.py, checks/*.py): it crashes without one.
 OFFICIAL_READS = re.compile(
     r"(mlperf_log_detail\.txt|mlperf_log_summary\.txt|accuracy\.txt|mlperf_log_accuracy\.json|"
     r"verify_accuracy\.txt|verify_performance\.txt|verify_output_len\.txt|baseline_accuracy\.txt|"
@@ -341,7 +341,7 @@ def markdown(args: argparse.Namespace, comparisons: list[TreeComparison], comman
     unread = [(c.tree, p) for c in comparisons for p in c.unread_lacking]
     out += [
         "",
-        f"Benchmarks left out because the repository lacks a file the official checker reads ({len(pruned)}):",
+        f"Benchmarks left out: the repository lacks a file the official checker reads ({len(pruned)}):",
         "",
     ]
     out += [f"- {tree}/results/{folder}" for tree, folder in pruned]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -50,11 +49,18 @@ def read_json(path: Path) -> Any:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write next to the target, then rename: readers see the old file or the new one, never half."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """As write_text_atomic, for bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # only writers need it; `check` starts faster without
+
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
         # mkstemp creates the file private (0600); give it the permissions a plain open() would.
         umask = os.umask(0)
         os.umask(umask)

@@ -7,9 +7,11 @@ severity and file path, so a check only says what is wrong, where in the file, a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from typing import Any, Generic, Protocol, TypeVar
+
+import msgspec
+from msgspec import Struct
 
 
 class Severity(StrEnum):
@@ -17,8 +19,7 @@ class Severity(StrEnum):
     WARNING = "warning"
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(Struct, frozen=True):
     """What a check yields; the rest of a `Finding` comes from its rule and subject."""
 
     message: str
@@ -28,8 +29,7 @@ class Problem:
     path: str | None = None  # when the problem is in another file than the subject's
 
 
-@dataclass(frozen=True, kw_only=True)
-class Finding:
+class Finding(Struct, frozen=True, kw_only=True):
     rule: str
     severity: Severity
     path: str
@@ -40,12 +40,23 @@ class Finding:
     fix: str
 
     def with_severity(self, severity: Severity) -> Finding:
-        return replace(self, severity=severity)
+        return msgspec.structs.replace(self, severity=severity)
 
     def as_json(self) -> dict[str, Any]:
         return {
-            key: str(value) if isinstance(value, Severity) else value for key, value in asdict(self).items()
+            key: str(value) if isinstance(value, Severity) else value
+            for key, value in msgspec.structs.asdict(self).items()
         }
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """Findings inside pydantic models (the review): kept as they are, dumped as their JSON."""
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_plain_validator_function(
+            lambda value: value if isinstance(value, cls) else msgspec.convert(value, cls),
+            serialization=core_schema.plain_serializer_function_ser_schema(lambda finding: finding.as_json()),
+        )
 
     def render(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
@@ -62,8 +73,7 @@ S = TypeVar("S", bound=Subject)
 Check = Callable[[S], Iterable[Problem]]
 
 
-@dataclass(frozen=True)
-class Rule(Generic[S]):
+class Rule(Struct, Generic[S], frozen=True):
     id: str
     severity: Severity
     summary: str

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cache
+
+from msgspec import Struct
 
 from submitter.rounds.models import AccuracyBound
 
@@ -25,8 +26,7 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-@dataclass(frozen=True)
-class AccuracyValue:
+class AccuracyValue(Struct, frozen=True):
     raw: str
     line: int
 
@@ -38,11 +38,10 @@ class AccuracyValue:
             return None
 
 
-@dataclass(frozen=True)
-class AccuracyFile:
+class AccuracyFile(Struct, frozen=True):
     path: str
     lines: tuple[str, ...] = ()
-    values: dict[str, AccuracyValue] = field(default_factory=dict)  # first match of each metric
+    values: dict[str, AccuracyValue] = {}  # first match of each metric
     hash: str | None = None
     numpy_scalar_line: int | None = None
 
@@ -64,8 +63,7 @@ def parse_accuracy_txt(text: str, path: str, patterns: Mapping[str, str]) -> Acc
     return AccuracyFile(path, lines, values, digest, numpy_line)
 
 
-@dataclass(frozen=True)
-class Miss:
+class Miss(Struct, frozen=True):
     """A line whose value misses its target (below) or its upper limit (above)."""
 
     bound: AccuracyBound
@@ -74,8 +72,7 @@ class Miss:
     upper: bool
 
 
-@dataclass(frozen=True)
-class AccuracyJudgement:
+class AccuracyJudgement(Struct, frozen=True):
     misses: tuple[Miss, ...]
     unseen: tuple[AccuracyBound, ...]  # targets no line met
     not_numbers: tuple[AccuracyValue, ...]  # matched text that is not a number (the official checker raises)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 import submitter.check.rules  # noqa: F401  (registers every rule)
 from submitter.check.context import (
@@ -35,8 +36,7 @@ from submitter.rounds.registry import load_round
 from submitter.rules import Finding, Severity
 
 
-@dataclass(frozen=True)
-class CheckReport:
+class CheckReport(Struct, frozen=True):
     rules: RoundRules
     detection: Detection | None
     findings: list[Finding]
@@ -45,7 +45,7 @@ class CheckReport:
     # What was read, for documents built on the check (the review): each result's files, in the order
     # of `results`, and each system's description.
     entries: tuple[EntryFiles, ...] = ()
-    systems: Mapping[SystemKey, JsonFile | None] = field(default_factory=dict)
+    systems: Mapping[SystemKey, JsonFile | None] = {}
 
     @property
     def errors(self) -> int:
@@ -102,7 +102,9 @@ def check_tree(
             findings.extend(PERFORMANCE_RULES.run(run))
     if strict:
         findings = [finding.with_severity(Severity.ERROR) for finding in findings]
-    return CheckReport(rules, detection, findings, summarise(contexts, findings), strict, tuple(loaded), systems)
+    return CheckReport(
+        rules, detection, findings, summarise(contexts, findings), strict, tuple(loaded), systems
+    )
 
 
 def _performance_runs(context: ResultContext) -> list[PerformanceRun]:

@@ -4,9 +4,12 @@ performance run (a result's own, or the performance run of a TEST01/TEST04 audit
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
+from msgspec import Struct
+
+from submitter.check.accuracy_txt import AccuracyJudgement, judge
 from submitter.check.detect import Detection
 from submitter.check.load import EntryFiles, FileIndex, JsonFile
 from submitter.check.mlperf_log import DetailLog
@@ -18,8 +21,7 @@ SystemKey = tuple[str, str, str]  # division, submitter, system
 CLOSED_DIVISIONS = ("closed", "network")
 
 
-@dataclass(frozen=True)
-class TreeContext:
+class TreeContext(Struct, frozen=True):
     scope: Scope
     rules: RoundRules
     detection: Detection | None  # None when the user named the round
@@ -32,8 +34,9 @@ class TreeContext:
     path: str = "."
 
 
-@dataclass(frozen=True)
-class ResultContext:
+class ResultContext(Struct, frozen=True, dict=True):
+    """(`dict=True` lets the judgements several rules share be computed once, as cached properties.)"""
+
     files: EntryFiles
     rules: RoundRules
     index: FileIndex
@@ -73,9 +76,26 @@ class ResultContext:
     def perf_log_path(self) -> str:
         return f"{self.files.performance_dir}/mlperf_log_detail.txt"
 
+    @cached_property
+    def accuracy_judgement(self) -> AccuracyJudgement | None:
+        """accuracy.txt judged against the scenario's targets, as the official checker judges it."""
+        accuracy, bench = self.files.accuracy, self.bench
+        if accuracy is None or bench is None or self.endpoints:
+            return None
+        targets = bench.accuracy.targets_for(self.scenario)
+        return judge(accuracy.lines, targets, bench.accuracy.upper_limits, self.rules.accuracy_patterns)
 
-@dataclass(frozen=True)
-class PerformanceRun:
+    @cached_property
+    def power_issues(self) -> list[Any]:
+        """What the Power WG's checks find in a power result's session (they read an hour of PTD logs)."""
+        if self.files.power_files is None:
+            return []
+        from submitter.check.power import verify_power_session
+
+        return verify_power_session(self.files.power_files, self.rules.power)
+
+
+class PerformanceRun(Struct, frozen=True):
     """A performance log and what judging it needs: the result's own run, or an audit's."""
 
     log: DetailLog | None
@@ -102,23 +122,28 @@ class PerformanceRun:
     @property
     def logged_scenario(self) -> Scenario | None:
         """The scenario LoadGen ran (Server for an Interactive result); endpoints name it themselves."""
-        if self.log is None:
-            return None
-        logged = self.log.get("effective_scenario")
-        if self.context.endpoints:
-            return _endpoints_scenario(logged, self.context.files.entry.scenario)
-        return Scenario(logged) if logged in Scenario._value2member_map_ else None
+        return (
+            Scenario.from_name(self.scenario_name) if self.context.endpoints else _exact(self.scenario_name)
+        )
+
+    @property
+    def scenario_name(self) -> object:
+        """The scenario as the official checker names it: the log's, or its reading of an endpoints run's."""
+        logged = self.log.get("effective_scenario") if self.log is not None else None
+        if not self.context.endpoints:
+            return logged
+        directory = self.context.files.entry.scenario.lower()
+        if directory == "singlestream":
+            return Scenario.SINGLE_STREAM.value
+        if directory == "interactive" or str(logged).lower() == "interactive":
+            return Scenario.INTERACTIVE.value
+        if str(logged).lower() == "online":
+            return Scenario.SERVER.value
+        return logged
 
 
-def _endpoints_scenario(logged: object, directory: str) -> Scenario | None:
-    """How the official checker names an endpoints run's scenario (its `online` is LoadGen's Server)."""
-    if directory.lower() == "singlestream":
-        return Scenario.SINGLE_STREAM
-    if directory.lower() == "interactive" or str(logged).lower() == "interactive":
-        return Scenario.INTERACTIVE
-    if str(logged).lower() == "online":
-        return Scenario.SERVER
-    return Scenario.from_name(logged)
+def _exact(name: object) -> Scenario | None:
+    return Scenario(name) if isinstance(name, str) and name in Scenario._value2member_map_ else None
 
 
 def system_json_path(rules: RoundRules, division: str, submitter: str, system: str) -> str:

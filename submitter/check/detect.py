@@ -8,24 +8,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from submitter.check.load import FileIndex, TreeReader
 from submitter.check.mlperf_log import DetailLog
 from submitter.check.tree import ResultEntry
-from submitter.rounds.registry import available_rounds, load_round
-
-SEED_KEYS = ("qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed")
+from submitter.rounds.registry import SEED_KEYS, available_rounds, load_round, round_layout, round_seeds
 
 
 def rounds_with_seeds(log: DetailLog) -> list[str]:
     """The rounds whose seeds equal the effective seeds in a log (seeds cannot be changed afterwards)."""
     found = tuple(log.get(f"effective_{key}") for key in SEED_KEYS)
-    return [
-        name
-        for name in available_rounds()
-        if tuple(getattr(load_round(name).loadgen.seeds, key) for key in SEED_KEYS) == found
-    ]
+    return [name for name in available_rounds() if round_seeds(name) == found]
 
 
 def tree_layout(index: FileIndex, entries: Sequence[ResultEntry]) -> str | None:
@@ -52,8 +47,7 @@ def tree_layout(index: FileIndex, entries: Sequence[ResultEntry]) -> str | None:
     return ranked[0][0]
 
 
-@dataclass(frozen=True)
-class Detection:
+class Detection(Struct, frozen=True):
     round: str
     reason: str
 
@@ -63,7 +57,7 @@ def detect_round(logs: Iterable[DetailLog], layout: str | None) -> Detection:
     for log in logs:
         for name in rounds_with_seeds(log):
             votes[name] += 1
-    layout_rounds = [name for name in available_rounds() if load_round(name).layout.name == layout]
+    layout_rounds = [name for name in available_rounds() if round_layout(name) == layout]
     if votes:
         name, count = votes.most_common(1)[0]
         version = load_round(name).loadgen.seed_releases

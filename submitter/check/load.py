@@ -12,10 +12,11 @@ import errno
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from submitter.check.accuracy_txt import AccuracyFile, parse_accuracy_txt
 from submitter.check.mlperf_log import DetailLog, parse_detail_log
@@ -32,13 +33,14 @@ class LinkState(StrEnum):
     LOOP = "a symbolic link that loops back on itself"
 
 
-@dataclass(frozen=True)
-class FileIndex:
+class FileIndex(Struct, frozen=True):
     """Every file, folder and symlink under the scope, by path relative to the tree root."""
 
     files: Mapping[str, int]  # path -> size in bytes (files reached through links included)
     dirs: frozenset[str]
     symlinks: Mapping[str, LinkState]
+    listing: Mapping[str, tuple[str, ...]]  # folder -> the names of the files in it, sorted
+    empty_dirs: frozenset[str]  # folders with nothing in them at all
     root_files: tuple[str, ...] = ()  # files beside closed/ open/ network/, when the whole tree is checked
 
     def has_file(self, path: str) -> bool:
@@ -48,67 +50,74 @@ class FileIndex:
         return path in self.dirs
 
     def files_in(self, folder: str) -> list[str]:
-        prefix = f"{folder}/"
-        return sorted(
-            p[len(prefix) :] for p in self.files if p.startswith(prefix) and "/" not in p[len(prefix) :]
-        )
+        return list(self.listing.get(folder, ()))
+
+
+class _Walk:
+    """What one walk of the tree collects."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, int] = {}
+        self.dirs: set[str] = set()
+        self.symlinks: dict[str, LinkState] = {}
+        self.listing: dict[str, tuple[str, ...]] = {}
+        self.empty: set[str] = set()
 
 
 def index_files(scope: Scope) -> FileIndex:
-    files: dict[str, int] = {}
-    dirs: set[str] = set()
-    symlinks: dict[str, LinkState] = {}
+    walk = _Walk()
     tops = [scope.root / division for division in scope.divisions if (scope.root / division).is_dir()]
     if scope.submitter is not None:
         tops = [top / scope.submitter for top in tops if (top / scope.submitter).is_dir()]
     for top in tops:
         relative = top.relative_to(scope.root).as_posix()
-        dirs.add(relative)
-        _walk(str(top), relative, frozenset(), files, dirs, symlinks)
+        walk.dirs.add(relative)
+        _walk(str(top), relative, frozenset(), walk)
     root_files: tuple[str, ...] = ()
     if scope.submitter is None and len(scope.divisions) > 1:
         root_files = tuple(sorted(child.name for child in scope.root.iterdir() if child.is_file()))
-    return FileIndex(files, frozenset(dirs), symlinks, root_files)
+    return FileIndex(
+        walk.files, frozenset(walk.dirs), walk.symlinks, walk.listing, frozenset(walk.empty), root_files
+    )
 
 
-def _walk(
-    folder: str,
-    relative: str,
-    ancestors: frozenset[tuple[int, int]],
-    files: dict[str, int],
-    dirs: set[str],
-    symlinks: dict[str, LinkState],
-) -> None:
+def _walk(folder: str, relative: str, ancestors: frozenset[tuple[int, int]], walk: _Walk) -> None:
     """Depth first, through links to folders, stopping where a link leads back into its own ancestry."""
     try:
         status = os.stat(folder)
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
     except OSError:
         return
+    if not entries:
+        walk.empty.add(relative)
     here = frozenset({*ancestors, (status.st_dev, status.st_ino)})
+    names = []
     for entry in entries:
         path = f"{relative}/{entry.name}"
         if entry.is_symlink():
             state, target = _link(entry.path)
-            symlinks[path] = state
+            walk.symlinks[path] = state
             if target is None:
                 continue
             if os.path.isdir(entry.path):
                 if (target.st_dev, target.st_ino) in here:
-                    symlinks[path] = LinkState.LOOP
+                    walk.symlinks[path] = LinkState.LOOP
                     continue
-                dirs.add(path)
-                _walk(entry.path, path, here, files, dirs, symlinks)
+                walk.dirs.add(path)
+                _walk(entry.path, path, here, walk)
             elif os.path.isfile(entry.path):
-                files[path] = target.st_size
+                walk.files[path] = target.st_size
+                names.append(entry.name)
         elif entry.is_dir(follow_symlinks=False):
-            dirs.add(path)
-            _walk(entry.path, path, here, files, dirs, symlinks)
+            walk.dirs.add(path)
+            _walk(entry.path, path, here, walk)
         elif entry.is_file(follow_symlinks=False):
             try:
-                files[path] = entry.stat(follow_symlinks=False).st_size
+                walk.files[path] = entry.stat(follow_symlinks=False).st_size
             except OSError:
                 continue
+            names.append(entry.name)
+    walk.listing[relative] = tuple(names)
 
 
 def _link(path: str) -> tuple[LinkState, os.stat_result | None]:
@@ -118,8 +127,7 @@ def _link(path: str) -> tuple[LinkState, os.stat_result | None]:
         return (LinkState.LOOP if exc.errno == errno.ELOOP else LinkState.BROKEN), None
 
 
-@dataclass(frozen=True)
-class JsonFile:
+class JsonFile(Struct, frozen=True):
     path: str
     data: Any = None
     problem: str | None = None  # why it could not be read; None when `data` holds the content
@@ -181,8 +189,7 @@ class TreeReader:
         return self._logs[path]
 
 
-@dataclass(frozen=True)
-class AuditFiles:
+class AuditFiles(Struct, frozen=True):
     """What one compliance test left in `<compliance dir>/<TEST>/`."""
 
     test: str
@@ -195,8 +202,7 @@ class AuditFiles:
     compliance: str | None = None
 
 
-@dataclass(frozen=True)
-class EntryFiles:
+class EntryFiles(Struct, frozen=True):
     """A result's files, where the round's layout puts them, parsed."""
 
     entry: ResultEntry
@@ -211,11 +217,11 @@ class EntryFiles:
     accuracy: AccuracyFile | None
     measurements: JsonFile | None
     measurements_path: str | None
-    audits: Mapping[str, AuditFiles] = field(default_factory=dict)
+    audits: Mapping[str, AuditFiles] = {}
     # Files of a power measurement under performance/, by path relative to it (None: not a power result).
     power_files: Mapping[str, bytes] | None = None
     endpoints: Any = None  # an endpoints-format result (submitter.check.endpoints.EndpointsResult)
-    endpoints_audits: Mapping[str, Any] = field(default_factory=dict)  # audit name -> AuditOutcome
+    endpoints_audits: Mapping[str, Any] = {}  # audit name -> AuditOutcome
 
     @property
     def test06_verification(self) -> str | None:
@@ -282,7 +288,7 @@ def load_entry(
         accuracy_log=accuracy_log,
         accuracy=None
         if accuracy_text is None
-        else parse_accuracy_txt(accuracy_text, f"{accuracy_dir}/accuracy.txt", rules.accuracy_patterns),
+        else parse_accuracy_txt(accuracy_text, f"{accuracy_dir}/accuracy.txt", _patterns(rules, bench)),
         measurements=reader.json(measurements_path) if measurements_path else None,
         measurements_path=measurements_path,
         audits=_audits(reader, compliance_dir, rules, bench),
@@ -290,6 +296,18 @@ def load_entry(
         endpoints=endpoints,
         endpoints_audits=endpoints_audits,
     )
+
+
+def _patterns(rules: RoundRules, bench: BenchmarkRules | None) -> dict[str, str]:
+    """The patterns of the metrics the benchmark judges (all of the round's for an unknown benchmark)."""
+    if bench is None:
+        return rules.accuracy_patterns
+    accuracy = bench.accuracy
+    bounds = [*accuracy.targets, *accuracy.upper_limits]
+    bounds += [bound for scenario in accuracy.targets_by_scenario.values() for bound in scenario]
+    return {
+        b.metric: rules.accuracy_patterns[b.metric] for b in bounds if b.metric in rules.accuracy_patterns
+    }
 
 
 def _audits(

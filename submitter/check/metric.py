@@ -7,7 +7,7 @@ Offline or MultiStream result may be inferred from a SingleStream or MultiStream
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from submitter.check.mlperf_log import DetailLog
 from submitter.rounds.models import BenchmarkRules, RoundRules, Scenario
@@ -19,8 +19,7 @@ MULTISTREAM_SAMPLES_PER_QUERY = 8
 STREAM = (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM)
 
 
-@dataclass(frozen=True)
-class Metric:
+class Metric(Struct, frozen=True):
     value: float | None
     problem: str | None = None  # why there is no (valid) value
     key: str | None = None  # the log key it was read from
@@ -39,15 +38,21 @@ def performance_metric(
     logged: Scenario | None,
     directory: str,
     endpoints: bool = False,
+    name: object = None,
 ) -> Metric:
+    """`logged` is the scenario LoadGen ran; `name` how the official checker writes it (default: the log's)."""
+    name = log.get("effective_scenario") if name is None else name
     if logged is None:
         return Metric(None, f"names no LoadGen scenario ({log.get('effective_scenario')!r})")
     table = rules.results.endpoints_keys if endpoints else rules.results.keys
     key = table.get(logged)
     if key is None:
         return Metric(None, f"round {rules.name} has no result key for a {logged} run")
-    # The official checker reads the scenario's key before a benchmark's own: both must be numbers.
-    keys = [key] + ([bench.result_keys[logged]] if bench is not None and logged in bench.result_keys else [])
+    # The official checker reads the scenario's key before a benchmark's own: both must be numbers. It
+    # finds a benchmark's own key only under the scenario's exact name, which an endpoints run's
+    # lower-case "offline" is not.
+    own = bench.result_keys.get(logged) if bench is not None and name == logged.value else None
+    keys = [key] + ([own] if own else [])
     for key in keys:
         value = _number(log.get(key))
         if value is None:

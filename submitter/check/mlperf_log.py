@@ -3,21 +3,21 @@
 Read as the official checker reads it: the first line must start with a marker (`:::MLLOG`, or
 `:::ENDPTS` for logs of MLCommons' endpoints load generator), a marker line must hold JSON with a
 key, and other lines are skipped. Parsing never raises: what the official checker would crash on
-becomes a `LogProblem` (fatal), a skipped line a `StrayLine`, so one garbled line costs a finding.
+becomes a `LogProblem` (fatal), a skipped line a stray line, so one garbled line costs a finding.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct
 
 MLLOG_PREFIX = ":::MLLOG "
 MARKERS = (":::MLLOG", ":::ENDPTS")
 
 
-@dataclass(frozen=True)
-class LogRecord:
+class LogRecord(Struct, frozen=True):
     key: str
     value: Any
     line: int
@@ -25,18 +25,16 @@ class LogRecord:
     is_warning: bool = False
 
 
-@dataclass(frozen=True)
-class LogProblem:
+class LogProblem(Struct, frozen=True):
     line: int
     message: str
 
 
-@dataclass(frozen=True)
-class DetailLog:
+class DetailLog(Struct, frozen=True):
     """The first value of every key (as the official checker reads it), errors, warnings, unreadable lines."""
 
     path: str
-    records: dict[str, LogRecord] = field(default_factory=dict)
+    records: dict[str, LogRecord] = {}
     errors: tuple[LogRecord, ...] = ()
     warnings: tuple[LogRecord, ...] = ()
     problems: tuple[LogProblem, ...] = ()  # lines the official checker stops at

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from submitter.check.accuracy_txt import judge
+from msgspec import Struct
+
 from submitter.check.context import PerformanceRun, ResultContext, system_json_path
 from submitter.check.metric import performance_metric
 from submitter.check.rules.power import design_power_watts, result_power_metric
@@ -55,8 +55,7 @@ CSV_COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
-class ResultRow:
+class ResultRow(Struct, frozen=True):
     division: str
     submitter: str
     system: str
@@ -126,8 +125,10 @@ def _metric(ctx: ResultContext) -> float | None:
     log = ctx.files.performance_log
     if log is None:
         return None
-    logged = PerformanceRun(log, ctx.perf_log_path, ctx).logged_scenario
-    return performance_metric(log, ctx.rules, ctx.bench, logged, ctx.entry.scenario, ctx.endpoints).value
+    run = PerformanceRun(log, ctx.perf_log_path, ctx)
+    return performance_metric(
+        log, ctx.rules, ctx.bench, run.logged_scenario, ctx.entry.scenario, ctx.endpoints, run.scenario_name
+    ).value
 
 
 def _csv_rows(ctx: ResultContext, metric: float | None, units: str | None) -> tuple[dict[str, str], ...]:
@@ -200,13 +201,10 @@ def _accuracy_text(ctx: ResultContext) -> str:
         scores = ctx.files.endpoints.accuracy_scores
         shown: object = scores[0] if scores else None
     else:
-        accuracy, bench = ctx.files.accuracy, ctx.bench
-        if accuracy is None or bench is None:
+        judgement = ctx.accuracy_judgement
+        if judgement is None:
             return ""
-        targets = bench.accuracy.targets_for(ctx.scenario)
-        shown = judge(
-            accuracy.lines, targets, bench.accuracy.upper_limits, ctx.rules.accuracy_patterns
-        ).reported
+        shown = judgement.reported
     text = json.dumps(shown).replace(",", " ").replace('"', "").replace("{", "").replace("}", "")
     return text.strip()
 

@@ -9,8 +9,9 @@ to directories included. Nothing here judges the tree: the rules do.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from submitter.errors import UsageProblem
 from submitter.rounds.models import Layout
@@ -18,8 +19,7 @@ from submitter.rounds.models import Layout
 DIVISIONS = ("closed", "open", "network")
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(Struct, frozen=True):
     root: Path  # the folder holding closed/ open/ network/
     divisions: tuple[str, ...]
     submitter: str | None  # only this submitter, if given
@@ -59,8 +59,7 @@ def locate(path: Path, submitter: str | None = None) -> Scope:
     )
 
 
-@dataclass(frozen=True)
-class ResultEntry:
+class ResultEntry(Struct, frozen=True):
     """One scenario directory of one benchmark of one system."""
 
     root: Path

@@ -127,8 +127,7 @@ class ScannedLine:
                 yield match
 
 
-@dataclass(frozen=True)
-class LeakProblem(Problem):
+class LeakProblem(Problem, frozen=True):
     matched: str = ""  # the text an allow entry is compared with (never printed for secrets)
 
 

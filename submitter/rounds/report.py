@@ -97,7 +97,9 @@ def benchmark_rows(rules: RoundRules, bench: BenchmarkRules) -> list[Row]:
         rows.append((f"accuracy/{folder}/", _join(stems), bench.source))
     if bench.endpoints:
         rows.append(("endpoints-format results", "accepted", bench.source))
-    scenarios = dict.fromkeys(s for table in bench.scenarios.values() for s in (*table.required, *table.optional))
+    scenarios = dict.fromkeys(
+        s for table in bench.scenarios.values() for s in (*table.required, *table.optional)
+    )
     for scenario in scenarios or bench.min_query_count:
         key, units = rules.result_key(bench, scenario), rules.units(bench, scenario)
         rows.append((f"{scenario} result", f"{key} [{units}]", rules.results.source))

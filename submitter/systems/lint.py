@@ -10,8 +10,11 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
+
+from msgspec import Struct
+from msgspec import field as msgspec_field
 
 from submitter.rounds.models import SystemRules
 from submitter.rules import Problem, RuleSet, Severity
@@ -24,17 +27,16 @@ PLACEHOLDERS = frozenset(
 COUNT_KEYS = tuple(key for key, (kind, _) in FIELDS.items() if kind is Kind.COUNT)
 
 
-@dataclass(frozen=True)
-class SystemFile:
+class SystemFile(Struct, frozen=True):
     """A parsed system description, from a tree or from a descriptor's `system` block."""
 
     path: str
     system_id: str
     data: Mapping[str, Any]
     # Keys a descriptor leaves as null: facts nobody has filled in yet (never in a tree file).
-    unfilled: frozenset[str] = field(default_factory=frozenset)
+    unfilled: frozenset[str] = frozenset()
     # The round's rules for descriptions; the newest round's for a file read outside a round.
-    rules: SystemRules = field(default_factory=system_rules)
+    rules: SystemRules = msgspec_field(default_factory=system_rules)
 
     def text(self, key: str) -> str | None:
         value = self.data.get(key)
@@ -304,18 +306,21 @@ def network_false(system: SystemFile) -> Iterator[Problem]:
 
 def accelerator_count_in_id(system_id: str) -> tuple[int, str] | None:
     """The accelerator count written into an id, as in 4xH100, 8x_MI300X or H200-SXM-141GBx8."""
-    for name in accelerators.all_part_names():
-        token = re.escape(name).replace(r"\ ", "[ _-]?")
-        before = re.search(
-            rf"(?<![A-Za-z0-9])(\d+)\s*[xX][_-]?(?:NVIDIA[_-]?)?{token}(?!\d)", system_id, re.IGNORECASE
-        )
-        after = re.search(
-            rf"(?<![A-Za-z0-9]){token}(?!\d)[\w-]{{0,24}}?[xX](\d+)(?![\dA-Za-z])", system_id, re.IGNORECASE
-        )
-        match = before or after
+    for name in accelerators.names_in(system_id):
+        before, after = _count_patterns(name)
+        match = before.search(system_id) or after.search(system_id)
         if match:
             return int(match.group(1)), match.group(0)
     return None
+
+
+@cache
+def _count_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    token = re.escape(name).replace(r"\ ", "[ _-]?")
+    return (
+        re.compile(rf"(?<![A-Za-z0-9])(\d+)\s*[xX][_-]?(?:NVIDIA[_-]?)?{token}(?!\d)", re.IGNORECASE),
+        re.compile(rf"(?<![A-Za-z0-9]){token}(?!\d)[\w-]{{0,24}}?[xX](\d+)(?![\dA-Za-z])", re.IGNORECASE),
+    )
 
 
 def _is_placeholder(value: Any) -> bool:

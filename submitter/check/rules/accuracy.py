@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from submitter.check.accuracy_txt import AccuracyJudgement, judge
+from submitter.check.accuracy_txt import AccuracyJudgement
 from submitter.check.context import RESULT_RULES, ResultContext
 from submitter.check.rules.performance import loadgen_errors, stray_log_lines, unreadable_lines
 from submitter.rules import Problem, Severity
@@ -13,11 +13,7 @@ rule = RESULT_RULES.rule
 
 
 def _judgement(ctx: ResultContext) -> AccuracyJudgement | None:
-    accuracy, bench = ctx.files.accuracy, ctx.bench
-    if accuracy is None or bench is None or ctx.endpoints:
-        return None
-    targets = bench.accuracy.targets_for(ctx.scenario)
-    return judge(accuracy.lines, targets, bench.accuracy.upper_limits, ctx.rules.accuracy_patterns)
+    return ctx.accuracy_judgement
 
 
 @rule(

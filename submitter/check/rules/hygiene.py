@@ -8,6 +8,7 @@ them to every division. They are about form, not about a run, so `check` warns (
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from submitter.check.context import TREE_RULES, TreeContext
@@ -15,6 +16,7 @@ from submitter.rules import Problem, Severity
 
 rule = TREE_RULES.rule
 BYTES_PER_MB = 1024 * 1024
+_UNCLEAN_NAME = re.compile(r"^\.|\s")
 
 
 def _all_paths(tree: TreeContext) -> list[str]:
@@ -24,8 +26,7 @@ def _all_paths(tree: TreeContext) -> list[str]:
 @rule("HYG-NAME", Severity.WARNING, "no file or folder name starts with a dot or holds whitespace")
 def clean_names(tree: TreeContext) -> Iterator[Problem]:
     for path in _all_paths(tree):
-        name = path.rsplit("/", 1)[-1]
-        if name.startswith(".") or any(ch.isspace() for ch in name):
+        if _UNCLEAN_NAME.search(path.rsplit("/", 1)[-1]):
             yield Problem(
                 path=path,
                 message="has a leading dot or whitespace in its name",
@@ -48,14 +49,8 @@ def no_symlinks(tree: TreeContext) -> Iterator[Problem]:
 
 @rule("HYG-EMPTY-DIR", Severity.WARNING, "no empty folders")
 def no_empty_dirs(tree: TreeContext) -> Iterator[Problem]:
-    occupied = {
-        parent
-        for path in (*tree.index.files, *tree.index.dirs, *tree.index.symlinks)
-        for parent in _parents(path)
-    }
-    for path in sorted(tree.index.dirs):
-        if path not in occupied:
-            yield Problem(path=path, message="is an empty folder", fix=f"remove it (rmdir {path})")
+    for path in sorted(tree.index.empty_dirs):
+        yield Problem(path=path, message="is an empty folder", fix=f"remove it (rmdir {path})")
 
 
 @rule("HYG-FILE-SIZE", Severity.WARNING, "no file is larger than the round's limit")
@@ -80,12 +75,6 @@ def no_files_in_division(tree: TreeContext) -> Iterator[Problem]:
                 message="lies directly in the division folder",
                 fix="move it into a submitter folder or remove it",
             )
-
-
-def _parents(path: str) -> Iterator[str]:
-    parts = path.split("/")
-    for end in range(1, len(parts)):
-        yield "/".join(parts[:end])
 
 
 @rule("HYG-ROOT-FILE", Severity.WARNING, "the tree's top holds only division folders and documents")

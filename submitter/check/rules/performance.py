@@ -142,8 +142,9 @@ def equal_issue(run: PerformanceRun) -> Iterator[Problem]:
         yield _problem(
             run,
             "effective_sample_concatenate_permutation",
-            f"is {log.get('effective_sample_concatenate_permutation')}; the mlperf.conf of LoadGen {since} and "
-            f"later runs {bench.name} {directory} in equal-issue mode (this run: {log.get('loadgen_version')})",
+            f"is {log.get('effective_sample_concatenate_permutation')}; the mlperf.conf of LoadGen {since} "
+            f"and later runs {bench.name} {directory} in equal-issue mode "
+            f"(this run: {log.get('loadgen_version')})",
             "do not set sample_concatenate_permutation in user.conf; mlperf.conf turns it on",
         )
 
@@ -320,9 +321,12 @@ def token_latencies_on(run: PerformanceRun) -> Iterator[Problem]:
 
 @rule("PERF-TTFT-TPOT", Severity.ERROR, "LLM Server runs meet the p99 TTFT and TPOT limits of their scenario")
 def token_latency_limits(run: PerformanceRun) -> Iterator[Problem]:
-    """The official checker's test: the limits of the scenario LoadGen ran (Server for Interactive)."""
+    """The official checker's test: the limits of the scenario LoadGen ran (Server for Interactive), by its
+    exact name."""
     log, bench, logged = run.log, run.bench, run.logged_scenario
     if log is None or bench is None or not bench.llm or logged not in TOKEN_LATENCY_SCENARIOS:
+        return
+    if run.scenario_name != logged.value:
         return
     yield from _token_limits(run, logged, "the official checker's")
 
@@ -348,7 +352,7 @@ def _token_limits(run: PerformanceRun, scenario: Scenario, whose: str) -> Iterat
     if limits is None:
         yield Problem(
             path=run.path,
-            message=f"{run.bench.name if run.bench else 'the benchmark'} has no TTFT/TPOT limits for {scenario}",
+            message=f"{run.bench.name if run.bench else 'it'} has no TTFT/TPOT limits for {scenario}",
             fix="run the scenarios the benchmark defines",
         )
         return
@@ -404,7 +408,13 @@ def result_present(run: PerformanceRun) -> Iterator[Problem]:
     if log is None or run.logged_scenario is None:
         return  # PERF-SCENARIO names the scenario it lacks
     metric = performance_metric(
-        log, run.rules, run.bench, run.logged_scenario, run.context.entry.scenario, run.context.endpoints
+        log,
+        run.rules,
+        run.bench,
+        run.logged_scenario,
+        run.context.entry.scenario,
+        run.context.endpoints,
+        run.scenario_name,
     )
     if metric.problem is not None:
         yield _problem(

@@ -53,11 +53,7 @@ _FIX = "repeat the power measurement with the mlcommons/power client and server 
 
 
 def _issues(ctx: ResultContext) -> list[Any]:
-    if ctx.files.power_files is None:
-        return []
-    from submitter.check.power import verify_power_session
-
-    return verify_power_session(ctx.files.power_files, ctx.rules.power)
+    return ctx.power_issues
 
 
 @rule("POWER-METRIC", Severity.ERROR, "spl.txt holds power samples within the run")
@@ -77,10 +73,14 @@ def result_power_metric(ctx: ResultContext) -> float | str | None:
     spl = files.get("run_1/spl.txt")
     if spl is None:
         return "spl.txt is missing"
+    try:
+        text = spl.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"spl.txt is not UTF-8 text (byte {exc.start})"
     value = power_metric(
         log.get("power_begin"),
         log.get("power_end"),
-        spl.decode("utf-8", "replace"),
+        text,
         ctx.scenario,
         log.get("effective_scenario"),
         log.get("result_query_count"),
