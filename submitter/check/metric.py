@@ -40,7 +40,7 @@ def performance_metric(
     endpoints: bool = False,
     name: object = None,
 ) -> Metric:
-    """`logged` is the scenario LoadGen ran; `name` how the official checker writes it (default: the log's)."""
+    """`logged`: the scenario LoadGen ran; `name`: how the official checker writes it (else the log's)."""
     name = log.get("effective_scenario") if name is None else name
     if logged is None:
         return Metric(None, f"names no LoadGen scenario ({log.get('effective_scenario')!r})")
