@@ -62,6 +62,7 @@ def compare_round(rules: RoundRules, constants: Any, config_module: Any) -> list
     expect(
         "network keys", list(rules.system.network_keys), constants.SYSTEM_DESC_REQUIRED_FIELDS_NETWORK_MODE
     )
+    expect("power keys", list(rules.system.power_keys), constants.SYSTEM_DESC_REQUIRED_FIELDS_POWER)
     expect("measurement keys", list(rules.measurements.required_keys), constants.SYSTEM_IMP_REQUIRED_FILES)
     expect("min duration", rules.limits.min_duration_ms, constants.TEST_DURATION_MS)
     expect("accuracy log size", rules.limits.max_accuracy_log_bytes, constants.MAX_ACCURACY_LOG_SIZE)

@@ -361,9 +361,10 @@ def test_leak_rules_are_listed_with_the_hygiene_rules_package_reuses():
     rules = {row["rule"]: row for row in json.loads(result.output)}
     assert {"LEAK-PRIVATE-KEY", "LEAK-TOKEN", "LEAK-SECRET", "LEAK-IP", "LEAK-HOSTNAME"} <= set(rules)
     assert {"LEAK-USER", "LEAK-HOME-PATH", "LEAK-DENIED"} <= set(rules)
-    assert rules["LEAK-TOKEN"]["used_by"] == "package"
-    assert rules["HYG-FILE-SIZE"]["used_by"] == "check, package"
-    assert rules["LEAK-HOME-PATH"]["severity"] == "warning"
+    assert rules["LEAK-TOKEN"]["severity"] == {"package": "error"}
+    # the checker's hygiene findings warn in `check` and stop `package`
+    assert rules["HYG-FILE-SIZE"]["severity"] == {"check": "warning", "package": "error"}
+    assert rules["LEAK-HOME-PATH"]["severity"] == {"package": "warning"}
 
 
 LEAKS = [

@@ -113,6 +113,7 @@ class SystemRules(_Strict):
     statuses: tuple[str, ...]  # compared lower-cased
     system_types: tuple[str, ...]  # compared exactly
     network_keys: tuple[str, ...]  # required once `is_network` is truthy
+    power_keys: tuple[str, ...]  # describe a system measured for power
     network_sut_marker: str  # what a network-division SUT name must contain
     # Counts the summary.csv writer turns into integers: anything else crashes the official checker.
     integer_keys: tuple[str, ...]

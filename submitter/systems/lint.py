@@ -263,8 +263,9 @@ def id_is_tree_safe(system: SystemFile) -> Iterator[Problem]:
 @rule("SYS-UNKNOWN-KEY", Severity.WARNING, "no misspelled or unknown keys")
 def no_unknown_keys(system: SystemFile) -> Iterator[Problem]:
     official = system.rules.required_keys
+    known = {*official, *system.rules.network_keys, *system.rules.power_keys, *TOLERATED_EXTRA_KEYS}
     for key in system.data:
-        if key in official or key in system.rules.network_keys or key in TOLERATED_EXTRA_KEYS:
+        if key in known:
             continue
         close = difflib.get_close_matches(key, official, n=1, cutoff=0.8)
         hint = f'rename it to "{close[0]}"' if close else "remove it or move the fact into hw_notes/sw_notes"
