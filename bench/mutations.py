@@ -216,7 +216,8 @@ def apply(root: Path, tree: str, rng: random.Random) -> Mutation:
         and rng.random() < 0.3
     ):
         new = rng.choice(["offline", "server", "Interactive", "Server", "Offline"])
-        kinds.append(("rename", lambda: (folder.rename(folder.with_name(new)), f"-> {new}")[1], folder))
+        if not folder.with_name(new).exists():  # a rename onto a sibling scenario would merge two results
+            kinds.append(("rename", lambda: (folder.rename(folder.with_name(new)), f"-> {new}")[1], folder))
     if (
         target.parent.name in ("TEST01", "TEST04", "TEST06", "TEST07", "TEST08", "TEST09")
         and rng.random() < 0.3

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from minitree import mllog
 
 from submitter.check.power import PowerIssue, power_metric, verify_power_session
 from submitter.rounds.models import Scenario
@@ -48,18 +49,6 @@ def stamp(seconds: float) -> str:
 
 def epoch(seconds: float) -> float:
     return (T0 + timedelta(seconds=seconds)).replace(tzinfo=UTC).timestamp()
-
-
-def mllog(key: str, value: Any) -> str:
-    record = {
-        "key": key,
-        "value": value,
-        "time_ms": 0.01,
-        "namespace": "mlperf::logging",
-        "event_type": "POINT_IN_TIME",
-        "metadata": {"is_error": False, "is_warning": False, "file": "loadgen.cc", "line_no": 1, "pid": 1},
-    }
-    return ":::MLLOG " + json.dumps(record)
 
 
 def detail_log(window: tuple[float, float]) -> str:

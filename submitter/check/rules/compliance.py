@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from submitter.check.accuracy_txt import _compiled
 from submitter.check.context import RESULT_RULES, ResultContext
 from submitter.check.load import AuditFiles
+from submitter.check.rules.structure import file_set
 from submitter.rounds.models import AuditRules, Scenario
 from submitter.rules import Problem, Severity
 
@@ -87,28 +88,9 @@ def performance_verified(ctx: ResultContext) -> Iterator[Problem]:
                 message=f"does not say '{audit.pass_marker}'",
                 fix=f"the {files.test} run's performance differs from the result's; find out why and rerun",
             )
-        run = f"{files.folder}/{audit.performance_run}"
-        if audit.performance_run and ctx.index.has_dir(run):
-            yield from _file_set(ctx, run)
-
-
-def _file_set(ctx: ResultContext, folder: str) -> Iterator[Problem]:
-    files = ctx.rules.files
-    present = set(ctx.index.files_in(folder))
-    required = set(files.performance_required)
-    extra = present - required - set(files.performance_optional) - set(files.always_optional)
-    missing = required - present
-    if missing or extra:
-        parts = [
-            f"missing {', '.join(sorted(missing))}" if missing else "",
-            f"unexpected {', '.join(sorted(extra))}" if extra else "",
-        ]
-        yield Problem(
-            path=folder,
-            message=f"has the wrong files: {'; '.join(p for p in parts if p)}",
-            fix=f"keep exactly {', '.join(files.performance_required)} (and optionally "
-            f"{', '.join(files.performance_optional)})",
-        )
+        if audit.performance_run:
+            run, run_files = f"{files.folder}/{audit.performance_run}", ctx.rules.files
+            yield from file_set(ctx, run, run_files.performance_required, run_files.performance_optional)
 
 
 @rule("COMP-TEST01", Severity.ERROR, "TEST01 passed, or its accuracy is within the benchmark's delta")
