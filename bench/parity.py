@@ -277,7 +277,8 @@ def check_tree_pair(
         recipe = mutations.apply(root, tree, random.Random(f"{args.seed}/{tree}/{mutation}")).recipe()
     official = run_official(args, root, scratch)
     ours = run_ours(args, root, tree, scratch)
-    for _ in range(args.repeat - 1):  # the fastest of alternating runs: the least disturbed by the machine
+    # The fastest of alternating runs is the least disturbed by the machine; broken copies are not timed.
+    for _ in range(args.repeat - 1 if mutation is None else 0):
         official.seconds = min(official.seconds, run_official(args, root, scratch).seconds)
         ours.seconds = min(ours.seconds, run_ours(args, root, tree, scratch).seconds)
     disagreements, rows = compare(tree, official, ours)
@@ -295,6 +296,8 @@ def markdown(args: argparse.Namespace, comparisons: list[TreeComparison], comman
         "```sh",
         command,
         "```",
+        "",
+        f"Times are the fastest of {args.repeat} alternating run(s) of each checker, start-up included.",
         "",
         "| tree | results | official valid | ours valid | agree | csv rows equal | official s | ours s |",
         "|---|---|---|---|---|---|---|---|",
@@ -353,11 +356,10 @@ def markdown(args: argparse.Namespace, comparisons: list[TreeComparison], comman
     return "\n".join(out) + "\n"
 
 
-def write_markdown(path: Path, version: str, section: str) -> None:
+def write_markdown(path: Path, marker: str, section: str) -> None:
+    """Replace the section between `<!-- marker -->` and `<!-- /marker -->`, or append it."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    pattern = re.compile(
-        rf"<!-- parity:{re.escape(version)} -->.*?<!-- /parity:{re.escape(version)} -->\n", re.S
-    )
+    pattern = re.compile(rf"<!-- {re.escape(marker)} -->.*?<!-- /{re.escape(marker)} -->\n", re.S)
     text = pattern.sub(lambda _: section, text) if pattern.search(text) else text + "\n" + section
     path.write_text(text, encoding="utf-8")
 
@@ -374,15 +376,20 @@ def _progress(label: str, comparison: TreeComparison) -> None:
     )
 
 
-def mutation_markdown(args: argparse.Namespace, mutated: list[TreeComparison]) -> str:
+def mutation_markdown(args: argparse.Namespace, mutated: list[TreeComparison], command: str) -> str:
     """The broken copies: how many, whose checker crashed, and every verdict the two disagree on."""
     judged = [c for c in mutated if not c.official.crashed and not c.ours.crashed]
     results = sum(len(c.official.verdicts.keys() | c.ours.verdicts.keys()) for c in judged)
     disagreements = [d for c in judged for d in c.disagreements]
     ours_crashed = [c for c in mutated if c.ours.crashed]
     out = [
+        f"<!-- parity-mutations:{args.version} -->",
+        f"#### {args.version}: {len(mutated)} broken copies "
+        f"(seed {args.seed}, one breakage each from bench/mutations.py)",
         "",
-        f"#### {len(mutated)} broken copies (seed {args.seed}, one breakage each from bench/mutations.py)",
+        "```sh",
+        command,
+        "```",
         "",
         "| copies | official crashed | ours crashed | judged by both | results compared | same verdict |",
         "|---|---|---|---|---|---|",
@@ -439,14 +446,15 @@ def main() -> int:
     command = "python bench/parity.py " + " ".join(
         a if os.sep not in a else os.path.basename(a.rstrip(os.sep)) or a for a in sys.argv[1:]
     )
-    section = markdown(args, comparisons, command)
+    sections = {f"parity:{args.version}": markdown(args, comparisons, command)}
     if mutated:
-        section += mutation_markdown(args, mutated)
-    section += f"<!-- /parity:{args.version} -->\n"
-    if args.markdown:
-        write_markdown(args.markdown, args.version, section)
-    else:
-        print(section)
+        sections[f"parity-mutations:{args.version}"] = mutation_markdown(args, mutated, command)
+    for marker, section in sections.items():
+        section += f"<!-- /{marker} -->\n"
+        if args.markdown:
+            write_markdown(args.markdown, marker, section)
+        else:
+            print(section)
     if args.json:
         args.json.write_text(
             json.dumps(

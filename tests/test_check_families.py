@@ -186,6 +186,26 @@ def test_a_link_to_the_code_folder_counts_as_one(tmp_path, round_name):
     ]
 
 
+def test_links_to_folders_are_followed_until_they_loop(tmp_path):
+    """A link into another folder is walked like a folder; one back into its own ancestry is reported once."""
+    tree = build_tree(tmp_path, "v6.0", [("Sys", "resnet", s) for s in EDGE_SCENARIOS], system_type="edge")
+    shared = tree.submitter_dir / "documentation" / "shared"
+    shared.mkdir()
+    (shared / ".hidden").write_text("x\n")
+    os.symlink("../documentation/shared", tree.code_dir / "shared")  # walked: its dot file is found
+    (tree.code_dir / "deeper").mkdir()
+    os.symlink("../..", tree.code_dir / "deeper" / "up")  # back to the submitter folder: a loop
+    report = check_tree(tmp_path)
+    code = tree.code_dir.relative_to(tmp_path).as_posix()
+    links = {f.path: f.message for f in report.findings if f.rule == "HYG-SYMLINK"}
+    assert set(links) == {f"{code}/shared", f"{code}/deeper/up"}
+    assert "loops back on itself" in links[f"{code}/deeper/up"]
+    assert "loops" not in links[f"{code}/shared"]
+    names = {f.path for f in report.findings if f.rule == "HYG-NAME"}
+    assert f"{code}/shared/.hidden" in names
+    assert _errors(report) == [] and all(r.valid for r in report.results)
+
+
 @pytest.mark.parametrize(
     "round_name", [name for name in available_rounds() if load_round(name).layout.name == "v6"]
 )

@@ -365,7 +365,7 @@ def _scores(entries: list[Any], where: str, problems: list[str]) -> list[Any]:
 
 
 def _detail_log(values: dict[str, Any], path: str) -> DetailLog:
-    return DetailLog(path, {key: LogRecord(key, value, 0) for key, value in values.items()})
+    return DetailLog(path, {key: LogRecord(key, 0, decoded=value) for key, value in values.items()})
 
 
 def _show(value: object) -> str:

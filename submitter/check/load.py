@@ -62,6 +62,18 @@ class _Walk:
         self.symlinks: dict[str, LinkState] = {}
         self.listing: dict[str, tuple[str, ...]] = {}
         self.empty: set[str] = set()
+        self._identity: dict[str, tuple[int, int]] = {}
+
+    def identities(self, folders: list[str]) -> set[tuple[int, int]]:
+        """(device, inode) of each folder, each stat'ed once."""
+        for folder in folders:
+            if folder not in self._identity:
+                try:
+                    status = os.stat(folder)
+                except OSError:  # gone since it was listed: it can be no link's target either
+                    continue
+                self._identity[folder] = (status.st_dev, status.st_ino)
+        return {self._identity[folder] for folder in folders if folder in self._identity}
 
 
 def index_files(scope: Scope) -> FileIndex:
@@ -72,7 +84,7 @@ def index_files(scope: Scope) -> FileIndex:
     for top in tops:
         relative = top.relative_to(scope.root).as_posix()
         walk.dirs.add(relative)
-        _walk(str(top), relative, frozenset(), walk)
+        _walk(str(top), relative, [], walk)
     root_files: tuple[str, ...] = ()
     if scope.submitter is None and len(scope.divisions) > 1:
         root_files = tuple(sorted(child.name for child in scope.root.iterdir() if child.is_file()))
@@ -81,16 +93,18 @@ def index_files(scope: Scope) -> FileIndex:
     )
 
 
-def _walk(folder: str, relative: str, ancestors: frozenset[tuple[int, int]], walk: _Walk) -> None:
-    """Depth first, through links to folders, stopping where a link leads back into its own ancestry."""
+def _walk(folder: str, relative: str, ancestry: list[str], walk: _Walk) -> None:
+    """Depth first, through links to folders, stopping where a link leads back into its own ancestry.
+
+    `ancestry` holds the folders walked down to this one; they are identified (stat) only when a link to a
+    folder needs it, which keeps large code folders cheap to walk."""
     try:
-        status = os.stat(folder)
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
     except OSError:
         return
     if not entries:
         walk.empty.add(relative)
-    here = frozenset({*ancestors, (status.st_dev, status.st_ino)})
+    ancestry.append(folder)
     names = []
     for entry in entries:
         path = f"{relative}/{entry.name}"
@@ -100,23 +114,24 @@ def _walk(folder: str, relative: str, ancestors: frozenset[tuple[int, int]], wal
             if target is None:
                 continue
             if os.path.isdir(entry.path):
-                if (target.st_dev, target.st_ino) in here:
+                if (target.st_dev, target.st_ino) in walk.identities(ancestry):
                     walk.symlinks[path] = LinkState.LOOP
                     continue
                 walk.dirs.add(path)
-                _walk(entry.path, path, here, walk)
+                _walk(entry.path, path, ancestry, walk)
             elif os.path.isfile(entry.path):
                 walk.files[path] = target.st_size
                 names.append(entry.name)
         elif entry.is_dir(follow_symlinks=False):
             walk.dirs.add(path)
-            _walk(entry.path, path, here, walk)
+            _walk(entry.path, path, ancestry, walk)
         elif entry.is_file(follow_symlinks=False):
             try:
                 walk.files[path] = entry.stat(follow_symlinks=False).st_size
             except OSError:
                 continue
             names.append(entry.name)
+    ancestry.pop()
     walk.listing[relative] = tuple(names)
 
 
@@ -227,10 +242,6 @@ class EntryFiles(Struct, frozen=True):
     def test06_verification(self) -> str | None:
         audit = self.audits.get("TEST06")
         return audit.verification if audit else None
-
-    @property
-    def power_dir(self) -> str:
-        return f"{self.results_dir}/performance/power"
 
 
 def measurements_file(

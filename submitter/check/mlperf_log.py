@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 from msgspec import Struct
 
 MLLOG_PREFIX = ":::MLLOG "
@@ -19,10 +20,16 @@ MARKERS = (":::MLLOG", ":::ENDPTS")
 
 class LogRecord(Struct, frozen=True):
     key: str
-    value: Any
     line: int
     is_error: bool = False
     is_warning: bool = False
+    decoded: Any = None
+    # The value's JSON, decoded when asked for: logs carry lists of thousands of sample indices nobody reads.
+    encoded: msgspec.Raw | None = None
+
+    @property
+    def value(self) -> Any:
+        return self.decoded if self.encoded is None else _decode_value(self.encoded)
 
 
 class LogProblem(Struct, frozen=True):
@@ -83,17 +90,56 @@ def parse_detail_log(text: str, path: str) -> DetailLog:
     return DetailLog(path, records, tuple(errors), tuple(warnings), tuple(problems), tuple(stray))
 
 
+class _Payload(Struct):
+    """A record's JSON as msgspec reads it: several times faster than json.loads, the value left encoded."""
+
+    key: Any
+    value: msgspec.Raw = msgspec.Raw()  # empty when the record has no value
+    metadata: Any = None
+
+
+_DECODE = msgspec.json.Decoder(_Payload).decode
+
+
 def _record(payload: str, number: int) -> LogRecord | None:
+    try:
+        data = _DECODE(payload)
+    except msgspec.MsgspecError:
+        # What msgspec refuses (NaN, numbers beyond a double, lone surrogates, not an object) goes the
+        # official checker's way: json.loads decides.
+        return _record_by_json(payload, number)
+    metadata = data.metadata or {}
+    if not isinstance(metadata, dict):
+        return None  # json.loads' reading ends in AttributeError on `.get`, as below
+    return LogRecord(
+        str(data.key),
+        number,
+        is_error=bool(metadata.get("is_error")),
+        is_warning=bool(metadata.get("is_warning")),
+        encoded=data.value,
+    )
+
+
+def _decode_value(encoded: msgspec.Raw) -> Any:
+    if not encoded:
+        return None  # as `data.get("value")` of a record without one
+    try:
+        return msgspec.json.decode(encoded)
+    except msgspec.MsgspecError:
+        return json.loads(bytes(encoded))  # numbers beyond a double: json.loads makes them inf
+
+
+def _record_by_json(payload: str, number: int) -> LogRecord | None:
     try:
         data = json.loads(payload)
         key = data["key"]
         metadata = data.get("metadata") or {}
         return LogRecord(
             str(key),
-            data.get("value"),
             number,
             is_error=bool(metadata.get("is_error")),
             is_warning=bool(metadata.get("is_warning")),
+            decoded=data.get("value"),
         )
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None

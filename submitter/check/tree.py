@@ -24,10 +24,6 @@ class Scope(Struct, frozen=True):
     divisions: tuple[str, ...]
     submitter: str | None  # only this submitter, if given
 
-    def submitter_folders(self) -> list[str]:
-        """The submitter folders in scope, relative to the root ("closed/RedHat")."""
-        return [f"{folder.parent.name}/{folder.name}" for folder in self.submitter_dirs()]
-
     def submitter_dirs(self) -> list[Path]:
         found = []
         for division in self.divisions:

@@ -15,7 +15,6 @@ shows the differences.
 from __future__ import annotations
 
 import os
-import tomllib
 import zlib
 from functools import cache
 from pathlib import Path
@@ -142,6 +141,8 @@ def _read_pack(name: str) -> dict[str, Any]:
         raise UnknownRoundError(
             f"unknown round {name!r}; this version of submitter knows {', '.join(available_rounds())}"
         )
+    import tomllib  # only when the cache of parsed packs is cold
+
     text = (PACKS / f"{name}.toml").read_text(encoding="utf-8")
     try:
         return tomllib.loads(text)

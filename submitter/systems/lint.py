@@ -7,7 +7,6 @@ with the description, invalid status and system type values, and ids a tree cann
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator, Mapping
 from functools import cache
@@ -267,6 +266,8 @@ def no_unknown_keys(system: SystemFile) -> Iterator[Problem]:
     for key in system.data:
         if key in known:
             continue
+        import difflib  # only for a key that is not known, to name the one meant
+
         close = difflib.get_close_matches(key, official, n=1, cutoff=0.8)
         hint = f'rename it to "{close[0]}"' if close else "remove it or move the fact into hw_notes/sw_notes"
         yield Problem(field=key, message="is not an official key; the official checker ignores it", fix=hint)

@@ -19,26 +19,24 @@ BYTES_PER_MB = 1024 * 1024
 _UNCLEAN_NAME = re.compile(r"^\.|\s")
 
 
-def _all_paths(tree: TreeContext) -> list[str]:
-    return sorted({*tree.index.files, *tree.index.dirs, *tree.index.symlinks})
+# Each rule filters every path of the tree first and sorts only what it reports: code folders hold thousands.
 
 
 @rule("HYG-NAME", Severity.WARNING, "no file or folder name starts with a dot or holds whitespace")
 def clean_names(tree: TreeContext) -> Iterator[Problem]:
-    for path in _all_paths(tree):
-        if _UNCLEAN_NAME.search(path.rsplit("/", 1)[-1]):
-            yield Problem(
-                path=path,
-                message="has a leading dot or whitespace in its name",
-                fix="remove it or rename it (letters, digits, '_', '-', '.')",
-            )
+    paths = {*tree.index.files, *tree.index.dirs, *tree.index.symlinks}
+    for path in sorted(path for path in paths if _UNCLEAN_NAME.search(path.rpartition("/")[2])):
+        yield Problem(
+            path=path,
+            message="has a leading dot or whitespace in its name",
+            fix="remove it or rename it (letters, digits, '_', '-', '.')",
+        )
 
 
 @rule("HYG-PYCACHE", Severity.WARNING, "no __pycache__ folders")
 def no_pycache(tree: TreeContext) -> Iterator[Problem]:
-    for path in sorted(tree.index.dirs):
-        if path.rsplit("/", 1)[-1] == "__pycache__":
-            yield Problem(path=path, message="is a Python cache folder", fix=f"rm -r {path}")
+    for path in sorted(path for path in tree.index.dirs if path.endswith("/__pycache__")):
+        yield Problem(path=path, message="is a Python cache folder", fix=f"rm -r {path}")
 
 
 @rule("HYG-SYMLINK", Severity.WARNING, "no symbolic links (they do not survive the upload)")
@@ -56,25 +54,23 @@ def no_empty_dirs(tree: TreeContext) -> Iterator[Problem]:
 @rule("HYG-FILE-SIZE", Severity.WARNING, "no file is larger than the round's limit")
 def file_sizes(tree: TreeContext) -> Iterator[Problem]:
     limit_mb = tree.rules.tree.max_file_mb
-    for path, size in sorted(tree.index.files.items()):
-        if size > limit_mb * BYTES_PER_MB:
-            yield Problem(
-                path=path,
-                message=f"is {size / BYTES_PER_MB:.1f} MB, over the {limit_mb} MB limit",
-                fix="truncate logs (truncate_accuracy_log.py) or leave the file out",
-            )
+    limit = limit_mb * BYTES_PER_MB
+    for path, size in sorted(item for item in tree.index.files.items() if item[1] > limit):
+        yield Problem(
+            path=path,
+            message=f"is {size / BYTES_PER_MB:.1f} MB, over the {limit_mb} MB limit",
+            fix="truncate logs (truncate_accuracy_log.py) or leave the file out",
+        )
 
 
 @rule("HYG-DIVISION-FILE", Severity.WARNING, "a division folder holds only submitter folders")
 def no_files_in_division(tree: TreeContext) -> Iterator[Problem]:
-    for path in sorted(tree.index.files):
-        parts = path.split("/")
-        if len(parts) == 2:
-            yield Problem(
-                path=path,
-                message="lies directly in the division folder",
-                fix="move it into a submitter folder or remove it",
-            )
+    for path in sorted(path for path in tree.index.files if path.count("/") == 1):
+        yield Problem(
+            path=path,
+            message="lies directly in the division folder",
+            fix="move it into a submitter folder or remove it",
+        )
 
 
 @rule("HYG-ROOT-FILE", Severity.WARNING, "the tree's top holds only division folders and documents")

@@ -75,8 +75,10 @@ def matches_directories(tree: TreeContext) -> Iterator[Problem]:
 def descriptions_have_results(tree: TreeContext) -> Iterator[Problem]:
     described = {key for key in tree.systems}
     for path in tree.index.files:
+        if path.count("/") != 3 or not path.endswith(".json"):
+            continue
         parts = path.split("/")
-        if len(parts) == 4 and parts[2] == "systems" and parts[3].endswith(".json"):
+        if parts[2] == "systems":
             key = (parts[0], parts[1], parts[3].removesuffix(".json"))
             if key not in described:
                 yield Problem(
