@@ -30,6 +30,8 @@ from minitree import (
 )
 
 from submitter.check.checker import CheckReport, check_tree
+from submitter.check.load import LinkState, index_files
+from submitter.check.tree import locate
 from submitter.rounds.models import RoundRules, Scenario
 from submitter.rounds.registry import available_rounds, load_round
 from submitter.rules import Severity
@@ -204,6 +206,40 @@ def test_links_to_folders_are_followed_until_they_loop(tmp_path):
     names = {f.path for f in report.findings if f.rule == "HYG-NAME"}
     assert f"{code}/shared/.hidden" in names
     assert _errors(report) == [] and all(r.valid for r in report.results)
+
+
+def test_a_link_to_a_sibling_folder_indexes_what_the_folder_holds(tmp_path):
+    """`src -> code` is indexed as the same entries under src/: files and sizes, folders, links, loops."""
+    tree = build_tree(tmp_path, "v6.0", [("Sys", "resnet", s) for s in EDGE_SCENARIOS], system_type="edge")
+    code = tree.submitter_dir / "code"
+    tree.code_dir.rename(code)
+    (code / "pkg" / "empty").mkdir(parents=True)
+    (code / "pkg" / ".env").write_text("A=1\n")
+    (code / "pkg" / "big.bin").write_bytes(b"x" * 1234)
+    os.symlink("..", code / "pkg" / "up")  # back into its ancestry: a loop under either name
+    os.symlink("missing", code / "pkg" / "dangling")
+    os.symlink("code", tree.submitter_dir / "src")
+    index = index_files(locate(tmp_path, None))
+    top = tree.submitter_dir.relative_to(tmp_path).as_posix()
+
+    def under(entries, folder):
+        prefix = f"{top}/{folder}"
+        return {path[len(prefix) :] for path in entries if path == prefix or path.startswith(prefix + "/")}
+
+    def sized(folder):
+        prefix = f"{top}/{folder}"
+        return {(p[len(prefix) :], n) for p, n in index.files.items() if p.startswith(prefix + "/")}
+
+    assert under(index.files, "src") == under(index.files, "code") and sized("src") == sized("code")
+    assert under(index.dirs, "src") == under(index.dirs, "code")
+    assert under(index.empty_dirs, "src") == under(index.empty_dirs, "code") == {"/pkg/empty"}
+    assert {p.removeprefix(f"{top}/src"): s for p, s in index.symlinks.items() if "/src/" in p} == {
+        p.removeprefix(f"{top}/code"): s for p, s in index.symlinks.items() if "/code/" in p
+    }
+    assert index.symlinks[f"{top}/src/pkg/up"] is LinkState.LOOP
+    assert index.symlinks[f"{top}/src/pkg/dangling"] is LinkState.BROKEN
+    assert index.files_in(f"{top}/src/pkg") == index.files_in(f"{top}/code/pkg") == [".env", "big.bin"]
+    assert index.files[f"{top}/src/pkg/big.bin"] == 1234
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -64,6 +65,21 @@ class _Walk:
         self.empty: set[str] = set()
         self._identity: dict[str, tuple[int, int]] = {}
 
+    def copy_folder(self, walked: str, link: str) -> None:
+        """What a link to an already walked sibling folder holds: that folder's entries, renamed.
+
+        The link and its target share their parent, so a walk through the link would meet the same
+        entries and the same ancestry (loops included); copying spares a second walk of a large tree."""
+        inside, cut = f"{walked}/", len(walked)
+        self.files.update({link + p[cut:]: size for p, size in self.files.items() if p.startswith(inside)})
+        self.dirs.update([link + p[cut:] for p in self.dirs if p.startswith(inside)])
+        self.symlinks.update({link + p[cut:]: s for p, s in self.symlinks.items() if p.startswith(inside)})
+        self.listing[link] = self.listing[walked]
+        self.listing.update({link + p[cut:]: n for p, n in self.listing.items() if p.startswith(inside)})
+        if walked in self.empty:
+            self.empty.add(link)
+        self.empty.update([link + p[cut:] for p in self.empty if p.startswith(inside)])
+
     def identities(self, folders: list[str]) -> set[tuple[int, int]]:
         """(device, inode) of each folder, each stat'ed once."""
         for folder in folders:
@@ -113,13 +129,17 @@ def _walk(folder: str, relative: str, ancestry: list[str], walk: _Walk) -> None:
             walk.symlinks[path] = state
             if target is None:
                 continue
-            if os.path.isdir(entry.path):
+            if stat.S_ISDIR(target.st_mode):
                 if (target.st_dev, target.st_ino) in walk.identities(ancestry):
                     walk.symlinks[path] = LinkState.LOOP
                     continue
                 walk.dirs.add(path)
-                _walk(entry.path, path, ancestry, walk)
-            elif os.path.isfile(entry.path):
+                sibling = f"{relative}/{_link_text(entry.path)}"
+                if sibling in walk.listing and sibling not in walk.symlinks:
+                    walk.copy_folder(sibling, path)  # `src -> code`: the same folder, walked once
+                else:
+                    _walk(entry.path, path, ancestry, walk)
+            elif stat.S_ISREG(target.st_mode):
                 walk.files[path] = target.st_size
                 names.append(entry.name)
         elif entry.is_dir(follow_symlinks=False):
@@ -133,6 +153,13 @@ def _walk(folder: str, relative: str, ancestry: list[str], walk: _Walk) -> None:
             names.append(entry.name)
     ancestry.pop()
     walk.listing[relative] = tuple(names)
+
+
+def _link_text(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "/"  # names no sibling
 
 
 def _link(path: str) -> tuple[LinkState, os.stat_result | None]:

@@ -24,8 +24,10 @@ _UNCLEAN_NAME = re.compile(r"^\.|\s")
 
 @rule("HYG-NAME", Severity.WARNING, "no file or folder name starts with a dot or holds whitespace")
 def clean_names(tree: TreeContext) -> Iterator[Problem]:
-    paths = {*tree.index.files, *tree.index.dirs, *tree.index.symlinks}
-    for path in sorted(path for path in paths if _UNCLEAN_NAME.search(path.rpartition("/")[2])):
+    index, unclean = tree.index, _UNCLEAN_NAME.search
+    found = {f"{folder}/{name}" for folder, names in index.listing.items() for name in names if unclean(name)}
+    found.update(path for path in (*index.dirs, *index.symlinks) if unclean(path.rpartition("/")[2]))
+    for path in sorted(found):
         yield Problem(
             path=path,
             message="has a leading dot or whitespace in its name",
