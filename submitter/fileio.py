@@ -47,6 +47,62 @@ def read_json(path: Path) -> Any:
         ) from None
 
 
+class CannotWrite(UsageProblem):
+    """A destination the command would write cannot take it; raised before any work is done."""
+
+    def __init__(self, path: Path, reason: str, fix: str) -> None:
+        self.path, self.reason, self.fix = path, reason, fix
+        super().__init__(f"cannot write {path}: {reason}; {fix}")
+
+
+def ensure_writable(path: Path, *, folder: bool = False, make_parents: bool = False) -> None:
+    """Prove, before any work, that `path` (a file, or with `folder` a folder) can be written.
+
+    Permissions are not enough (root passes them; read-only mounts and immutable files do not show in
+    them), so this tries: a file of its own in the folder that would hold the output, and an existing
+    target file opened for writing without changing it. Raises CannotWrite (exit 2) with a fix."""
+    if path.exists() and path.is_dir() != folder:
+        kind = "a folder" if path.is_dir() else "a file"
+        raise CannotWrite(path, f"it is {kind}", f"name {'a folder' if folder else 'a file'} instead")
+    holder = path if folder and path.is_dir() else path.parent
+    nearest = next(p for p in (holder, *holder.parents) if p.exists())
+    if nearest != holder:
+        if not make_parents:
+            raise CannotWrite(path, f"{holder} does not exist", f"create it first (mkdir -p {holder})")
+        holder = nearest  # the missing folders will be made inside it
+    if not holder.is_dir():
+        raise CannotWrite(path, f"{holder} is not a folder", "choose a path inside a folder")
+    _probe_folder(path, holder)
+    if path.is_file():
+        try:
+            os.close(os.open(path, os.O_WRONLY))
+        except OSError as exc:
+            raise CannotWrite(path, _reason(exc), "make it writable, or choose another path") from None
+
+
+def _probe_folder(path: Path, holder: Path) -> None:
+    import tempfile
+
+    try:
+        handle, probe = tempfile.mkstemp(dir=holder, prefix=".submitter-probe-")
+    except OSError as exc:
+        raise CannotWrite(path, f"{holder}: {_reason(exc)}", "choose a folder you can write to") from None
+    os.close(handle)
+    os.unlink(probe)
+
+
+def _reason(exc: OSError) -> str:
+    import errno
+
+    known = {
+        errno.EACCES: "permission denied",
+        errno.EPERM: "not permitted (an immutable file or folder?)",
+        errno.EROFS: "read-only file system",
+        errno.ENOSPC: "no space left on the device",
+    }
+    return known.get(exc.errno or 0, exc.strerror or type(exc).__name__)
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write next to the target, then rename: readers see the old file or the new one, never half."""
     write_bytes_atomic(path, text.encode("utf-8"))
