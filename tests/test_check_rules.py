@@ -153,6 +153,14 @@ def write(relative: Callable[[MiniTree], Path], text: str | bytes) -> Change:
     return change
 
 
+def review_inside_the_tree(tree: MiniTree) -> None:
+    """`submitter report TREE --out TREE/review`: the review would travel with the upload."""
+    review = tree.submitter_dir / "review"
+    review.mkdir()
+    for name in ("review.md", "review.html"):
+        (review / name).write_text("review\n")
+
+
 def remove(relative: Callable[[MiniTree], Path]) -> Change:
     def change(tree: MiniTree) -> None:
         path = relative(tree)
@@ -349,6 +357,7 @@ CASES: dict[str, Case] = {
     "HYG-FILE-SIZE": Case("resnet", sparse_file),
     "HYG-DIVISION-FILE": Case("resnet", write(lambda t: t.root / "closed/notes.txt", "notes\n")),
     "HYG-ROOT-FILE": Case("resnet", write(lambda t: t.root / "summary.csv", "Organization\n")),
+    "HYG-WORK-FILE": Case("resnet", review_inside_the_tree),
     # tree: structure
     "STRUCT-LAYOUT": Case("resnet", v51_measurements),
     "STRUCT-CODE": Case("resnet", remove(lambda t: t.code_dir)),

@@ -6,11 +6,13 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import shutil
 import tarfile
 from pathlib import Path
 from typing import Any
 
+import minitree
 import pytest
 from click.testing import CliRunner
 from conftest import run_cli
@@ -31,38 +33,10 @@ PERF_LOG = f"{RESULT}/performance/run_1/mlperf_log_detail.txt"
 MB = 1024 * 1024
 
 
-def mllog(key: str, value: object) -> str:
-    record = {"key": key, "value": value, "time_ms": 0.005783, "namespace": "mlperf::logging"}
-    return ":::MLLOG " + json.dumps(record)
-
-
 # What a real tree holds that a careless scanner takes for a leak: version numbers with four parts,
 # times, loopback addresses, `max_tokens`, an `api_key` placeholder, a token read from the environment.
-SMALL_TREE = {
-    f"{SUBMITTER}/systems/sys_1xH100.json": json.dumps(
-        {
-            "submitter": "Acme",
-            "system_name": "sys_1xH100",
-            "sw_notes": "vLLM 0.10.0, CUDA 12.8, cuDNN 9.1.0.70, TensorRT 10.2.0.19, driver 570.148.08",
-            "host_networking": "Infiniband HDR, 200 Gb/s",
-        },
-        indent=2,
-    ),
-    PERF_LOG: "\n".join(
-        [
-            mllog("loadgen_version", "6.0.17 @ 0f097d4ea9"),
-            mllog("test_datetime", "2025-08-01T15:48:08Z"),
-            mllog("power_begin", "08-01-2025 17:19:30.682"),
-            mllog("result_first_token_mean_latency_ns", 38123456),
-            mllog("result_validity", "VALID"),
-        ]
-    )
-    + "\n",
-    f"{RESULT}/performance/run_1/mlperf_log_summary.txt": "Result is : VALID\nTokens per second: 5103.99\n",
-    f"{RESULT}/accuracy/accuracy.txt": "{'rouge1': '38.7459', 'gen_len': 8127531}\nhash=c5d97b02\n",
-    f"{RESULT}/accuracy/mlperf_log_accuracy.json": '[{"seq_id": 0, "qsl_idx": 1, "data": "0A0B"}]\n',
-    f"{RESULT}/measurements.json": json.dumps({"input_data_types": "int32", "weight_data_types": "fp8"}),
-    f"{RESULT}/user.conf": "*.Offline.target_qps = 43.64\n",
+# They are laid over a tree that `submitter check` passes, since `package` checks it first.
+BAIT = {
     f"{RESULT}/README.md": "# sys_1xH100 Offline\n\nRun at 12:34:56 with vLLM 0.10.0.\n",
     f"{SUBMITTER}/src/harness.py": (
         "import os\n"
@@ -71,16 +45,27 @@ SMALL_TREE = {
         "params = dict(max_tokens=128, temperature=0.0)\n"
         "every_other = samples[1::2]\n"
     ),
-    f"{SUBMITTER}/documentation/calibration.md": "No calibration: the checkpoint is already FP8.\n",
+}
+SYSTEM_BAIT = {
+    "sw_notes": "vLLM 0.10.0, CUDA 12.8, cuDNN 9.1.0.70, TensorRT 10.2.0.19, driver 570.148.08",
+    "host_networking": "Infiniband HDR, 200 Gb/s",
 }
 
 
-def build_tree(root: Path, files: dict[str, str] = SMALL_TREE) -> Path:
-    for relative, text in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+def build_tree(root: Path) -> Path:
+    """A valid v6.1 tree of llama3.1-8b on one system, with the bait laid over it."""
+    mini = minitree.build_tree(
+        root, "v6.1", [("sys_1xH100", "llama3.1-8b", s) for s in ("Offline", "Server")], submitter="Acme"
+    )
+    system = mini.system_json("sys_1xH100")
+    system.write_text(json.dumps({**json.loads(system.read_text()), **SYSTEM_BAIT}, indent=2))
+    for relative, text in BAIT.items():
+        (root / relative).write_text(text, encoding="utf-8")
     return root
+
+
+def files_in(root: Path) -> list[Path]:
+    return [path for path in root.rglob("*") if path.is_file()]
 
 
 @pytest.fixture
@@ -109,7 +94,7 @@ def plant(root: Path, relative: str, line: str, at: int | None = None) -> None:
 def test_a_clean_small_tree_has_no_findings_despite_the_bait(tree, tmp_path):
     report = package(tree / SUBMITTER, tmp_path / "out")
     assert report.findings == []
-    assert report.scanned_files == len(SMALL_TREE)
+    assert report.scanned_files == len(files_in(tree))
     assert report.written is not None
 
 
@@ -336,10 +321,10 @@ def test_json_document_from_the_real_command_line(tree, tmp_path):
     document = json.loads(result.stdout)
     digest = hashlib.sha256((tmp_path / "out" / "Acme.tar.gz").read_bytes()).hexdigest()
     assert document["schema_version"] == 1 and document["round"] == "v6.1"
-    assert document["detected"].startswith("no performance log carries a known round's seeds")
+    assert "carry the v6.1 LoadGen seeds" in document["detected"]
     assert document["findings"] == [] and document["errors"] == 0
     assert document["archive"] == "out/Acme.tar.gz" and document["sha256"] == digest
-    assert document["file_count"] == len(SMALL_TREE) and document["manifest"] == "out/Acme.manifest.json"
+    assert document["file_count"] == len(files_in(tree)) and document["manifest"] == "out/Acme.manifest.json"
     assert "round v6.1 detected" in result.stderr
 
 
@@ -349,8 +334,9 @@ def test_json_document_lists_findings_and_no_archive(tree, tmp_path):
     assert result.returncode == 1
     document = json.loads(result.stdout)
     assert document["archive"] is None and document["errors"] == 1
-    [finding] = document["findings"]
-    assert (finding["rule"], finding["path"], finding["line"]) == ("LEAK-TOKEN", PERF_LOG, 6)
+    [finding] = [finding for finding in document["findings"] if finding["severity"] == "error"]
+    planted_at = len((tree / PERF_LOG).read_text().splitlines())
+    assert (finding["rule"], finding["path"], finding["line"]) == ("LEAK-TOKEN", PERF_LOG, planted_at)
     assert HF_TOKEN not in result.stdout
 
 
@@ -453,16 +439,21 @@ def test_short_names_of_this_machine_are_named_not_scanned(tree, tmp_path):
 
 def test_the_red_hat_tree_packages_with_its_home_paths_as_warnings(redhat_tree, tmp_path):
     report = package(redhat_tree, tmp_path / "out", round_name=None)
-    assert report.tree.rules.name == "v5.1" and report.errors == 0
-    homes = {(f.path.split("/")[3], f.line, f.message.split("(")[-1]) for f in report.findings}
-    assert {f.rule for f in report.findings} == {"LEAK-HOME-PATH"}
+    assert report.check.rules.name == "v5.1" and report.errors == 0
+    leaks = [f for f in report.findings if f.rule.startswith("LEAK-")]
+    # The rest are the checker's warnings about the system descriptions (H100 memory written as HBM3, …).
+    assert {f.rule for f in report.findings} - {f.rule for f in leaks} == {
+        f.rule for f in report.check.findings
+    }
+    homes = {(f.path.split("/")[3], f.line, f.message.split("(")[-1]) for f in leaks}
+    assert {f.rule for f in leaks} == {"LEAK-HOME-PATH"}
     assert homes == {
         ("XE8640_4xH100_vLLM", 1, "/home/rhel)"),
         ("XE8640_4xH100_vLLM", 3, "/home/rhel)"),
         ("IBM_Cloud_gx3-48x240x2l40s_vLLM", 1, "/home/vpcuser)"),
         ("IBM_Cloud_gx3-48x240x2l40s_vLLM", 4, "/home/vpcuser)"),
     }
-    assert len(report.findings) == 8  # Offline and Server accuracy.txt of both systems
+    assert len(leaks) == 8  # Offline and Server accuracy.txt of both systems
     assert report.written is not None and len(report.written.files) == 68
 
 
@@ -498,3 +489,53 @@ def test_the_sources_staging_ships_pass_the_leak_scan(tmp_path: Path) -> None:
     # This machine's host and user names are left out: they depend on where the test runs.
     content_rules = {"LEAK-TOKEN", "LEAK-SECRET", "LEAK-PRIVATE-KEY", "LEAK-IP", "LEAK-HOME-PATH"}
     assert [f for f in findings if f["rule"] in content_rules or f["rule"].startswith("HYG-")] == []
+
+
+def test_a_tree_that_check_fails_is_not_packaged_and_the_errors_are_named(tree, tmp_path):
+    accuracy = tree / RESULT / "accuracy" / "accuracy.txt"
+    accuracy.write_text(re.sub(r"'rouge1': '?[0-9.]+'?", "'rouge1': 0.0", accuracy.read_text()))
+    result = run_cli("package", str(tree / SUBMITTER), "--out", "out", cwd=tmp_path)
+    assert result.returncode == 1
+    assert f"{RESULT}/accuracy/accuracy.txt:1: ACC-TARGET error ROUGE1: is 0.0" in result.stdout
+    assert "1 result(s) invalid, `submitter check" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_strict_stops_on_a_warning_of_the_checker(tree, tmp_path):
+    system = tree / SUBMITTER / "systems" / "sys_1xH100.json"
+    system.write_text(json.dumps({**json.loads(system.read_text()), "cooling": "N/A"}))
+    lenient = package(tree / SUBMITTER, tmp_path / "lenient")
+    assert [(f.rule, f.severity) for f in lenient.findings] == [("SYS-PLACEHOLDER", "warning")]
+    assert lenient.written is not None
+    strict = package(tree / SUBMITTER, tmp_path / "strict", strict=True)
+    assert [(f.rule, f.severity) for f in strict.findings] == [("SYS-PLACEHOLDER", "error")]
+    assert strict.blocked and strict.written is None and not (tmp_path / "strict").exists()
+
+
+def test_submitters_own_work_files_inside_the_tree_are_refused(tree, tmp_path):
+    """A review, a staging folder or an archive of ours does not belong in the upload."""
+    review = tree / SUBMITTER / "review"
+    review.mkdir()
+    (review / "review.md").write_text("# review\n")
+    (review / "review.html").write_text("<html></html>\n")
+    staging = tree / SUBMITTER / "submission-staging"
+    (staging / "accuracy-logs").mkdir(parents=True)
+    (staging / "accuracy-logs" / "mlperf_log_accuracy.json").write_text("[]\n")
+    (staging / "manifest.json").write_text("{}\n")
+    docs = tree / SUBMITTER / "documentation"
+    for name in ("Acme.tar.gz", "Acme.tar.gz.sha256", "Acme.manifest.json"):
+        (docs / name).write_text("x\n")
+    (docs / "model.manifest.json").write_text("{}\n")  # the submitter's own file: no archive beside it
+    report = package(tree / SUBMITTER, tmp_path / "out")
+    found = {(f.rule, f.severity, f.path) for f in report.findings}
+    assert found == {
+        ("HYG-WORK-FILE", "error", f"{SUBMITTER}/review"),
+        ("HYG-WORK-FILE", "error", f"{SUBMITTER}/submission-staging"),
+        ("HYG-WORK-FILE", "error", f"{SUBMITTER}/documentation/Acme.tar.gz"),
+        ("HYG-WORK-FILE", "error", f"{SUBMITTER}/documentation/Acme.tar.gz.sha256"),
+        ("HYG-WORK-FILE", "error", f"{SUBMITTER}/documentation/Acme.manifest.json"),
+    }
+    assert report.written is None
+    # `check` names them too, as warnings: they cost no result its verdict.
+    assert {(f.rule, f.severity) for f in report.check.findings} == {("HYG-WORK-FILE", "warning")}
+    assert all(row.valid for row in report.check.results)

@@ -22,6 +22,7 @@ from submitter.check.context import (
 from submitter.check.detect import Detection, detect_tree_round
 from submitter.check.load import (
     EntryFiles,
+    FileIndex,
     JsonFile,
     TreeReader,
     index_files,
@@ -41,6 +42,7 @@ class CheckReport(Struct, frozen=True):
     detection: Detection | None
     findings: list[Finding]
     results: list[ResultRow]
+    index: FileIndex  # every file of the tree, for `package` to scan and archive
     strict: bool = False
     # What was read, for documents built on the check (the review): each result's files, in the order
     # of `results`, and each system's description.
@@ -103,7 +105,7 @@ def check_tree(
     if strict:
         findings = [finding.with_severity(Severity.ERROR) for finding in findings]
     return CheckReport(
-        rules, detection, findings, summarise(contexts, findings), strict, tuple(loaded), systems
+        rules, detection, findings, summarise(contexts, findings), index, strict, tuple(loaded), systems
     )
 
 

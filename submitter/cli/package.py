@@ -71,7 +71,8 @@ def package(
 ) -> None:
     """Check and scan the submission tree at PATH (a root holding closed/ open/ network/, a division,
     or a submitter folder such as closed/RedHat), then write NAME.tar.gz with its sha256 file and
-    manifest. Exit 1, writing nothing, when an error is found."""
+    manifest. `submitter check` runs first: any error it finds (any warning with --strict), a repository
+    rule or a leak stops the package. Exit 1, writing nothing, when an error is found."""
     request = PackageRequest(
         path=path,
         out_dir=out_dir,
@@ -84,8 +85,8 @@ def package(
         dry_run=dry_run,
     )
     report = package_tree(request)
-    if report.tree.detection is not None:
-        click.echo(f"round {report.tree.rules.name} detected: {report.tree.detection.reason}", err=True)
+    if report.check.detection is not None:
+        click.echo(f"round {report.check.rules.name} detected: {report.check.detection.reason}", err=True)
     for note in report.not_scanned:
         click.echo(f"note: {note}", err=True)
     for entry in report.unused_allows:
@@ -95,8 +96,10 @@ def package(
     else:
         _echo(report)
     if report.blocked:
+        invalid = sum(not row.valid for row in report.check.results)
+        verdicts = f"; {invalid} result(s) invalid, `submitter check {path}` shows them" if invalid else ""
         click.echo(
-            "nothing written: fix the findings above, or allow a false positive of a leak rule "
+            f"nothing written: fix the findings above{verdicts}, or allow a false positive of a leak rule "
             "(--allow 'RULE_ID PATH_GLOB TEXT')",
             err=True,
         )
@@ -124,8 +127,8 @@ def _as_json(report: PackageReport) -> dict[str, object]:
     written = report.written
     return {
         "schema_version": JSON_SCHEMA_VERSION,
-        "round": report.tree.rules.name,
-        "detected": None if report.tree.detection is None else report.tree.detection.reason,
+        "round": report.check.rules.name,
+        "detected": None if report.check.detection is None else report.check.detection.reason,
         "findings": findings_as_json(report.findings),
         "errors": report.errors,
         "warnings": report.warnings,

@@ -1,25 +1,27 @@
-"""`package_tree`: the repository rules and a leak scan over a submission tree, then the upload archive.
+"""`package_tree`: the checker, the repository rules and a leak scan over a submission tree, then the archive.
 
-Nothing is written unless both pass: `repository` runs the checker's hygiene rules (dot files,
-spaces, symlinks, files over 50 MB, …), `leaks` scans every path and text file for host names,
-addresses, user names, tokens and keys, and only then `archive` writes NAME.tar.gz, its sha256 file
-and NAME.manifest.json. The input tree is only read.
+Nothing is written unless all three pass: `submitter check` with the round's rules (any error blocks;
+with `strict` any warning), `repository` holds the checker's hygiene rules as errors (dot files, spaces,
+symlinks, files over 50 MB, reviews and staging folders, …), `leaks` scans every path and text file for
+host names, addresses, user names, tokens and keys. Only then `archive` writes NAME.tar.gz, its sha256
+file and NAME.manifest.json. The input tree is only read.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from submitter.check.load import FileIndex, index_files
+from submitter.check.checker import CheckReport, check_tree
+from submitter.check.load import FileIndex
 from submitter.check.tree import Scope, locate
 from submitter.errors import UsageProblem
+from submitter.fileio import ensure_writable
 from submitter.package.allow import AllowEntry, AllowList
 from submitter.package.archive import ArchivePaths, WrittenArchive, write_archive
 from submitter.package.leaks import LEAK_RULES, Sensitive, scan_tree
-from submitter.package.repository import REPOSITORY_RULES, TreeRound, repository_findings, tree_round
+from submitter.package.repository import REPOSITORY_RULE_IDS, REPOSITORY_RULES, repository_findings
 from submitter.rules import Finding, Severity
 
 __all__ = [
@@ -52,8 +54,8 @@ class PackageRequest:
 
 @dataclass(frozen=True)
 class PackageReport:
-    tree: TreeRound
-    findings: list[Finding]
+    check: CheckReport  # the checker's report: its round, detection and verdicts
+    findings: list[Finding]  # the checker's, the repository rules' and the leak scan's
     scanned_files: int
     binary_files: list[str]
     not_scanned: tuple[str, ...]  # names of this machine or user too short to scan for
@@ -82,15 +84,21 @@ def package_tree(request: PackageRequest) -> PackageReport:
     paths = ArchivePaths.of(request.out_dir, archive_name(request))
     _refuse_output_inside(scope, request.out_dir)
     if not request.dry_run:
-        _refuse_unwritable(request.out_dir)
+        # Found before the check and scan, not after them; the folder is made only to write into it.
+        ensure_writable(request.out_dir, folder=True, make_parents=True)
     if not request.force and not request.dry_run and (existing := paths.existing()):
         raise UsageProblem(f"{existing[0]} exists; pass --force to replace it, or --name another name")
-    index = index_files(scope)
-    found_round = tree_round(scope, index, request.round_name)
+    check = check_tree(request.path, request.round_name, strict=request.strict)
+    index = check.index
     sensitive = request.sensitive or Sensitive.of_this_machine(request.deny)
     files = sorted({*index.files, *index.root_files})
     scan = scan_tree(scope.root, files, _every_path(index), sensitive, request.allow)
-    findings = [*repository_findings(scope, index, found_round.rules), *scan.findings]
+    findings = [
+        # The hygiene rules warn in `check`; here they are errors, as the repository rules report them.
+        *(finding for finding in check.findings if finding.rule not in REPOSITORY_RULE_IDS),
+        *repository_findings(scope, index, check.rules),
+        *scan.findings,
+    ]
     blocked = any(
         finding.severity is Severity.ERROR or (request.strict and finding.severity is Severity.WARNING)
         for finding in findings
@@ -99,7 +107,7 @@ def package_tree(request: PackageRequest) -> PackageReport:
     if not blocked and not request.dry_run:
         written = write_archive(scope.root, files, index.dirs, paths, request.force)
     return PackageReport(
-        tree=found_round,
+        check=check,
         findings=findings,
         scanned_files=scan.scanned_files,
         binary_files=scan.binary_files,
@@ -122,15 +130,6 @@ def archive_name(request: PackageRequest) -> str:
 
 def _every_path(index: FileIndex) -> list[str]:
     return sorted({*index.files, *index.dirs, *index.symlinks, *index.root_files})
-
-
-def _refuse_unwritable(out_dir: Path) -> None:
-    """Found before the scan, not after it: the folder is made only when there is something to write."""
-    existing = next(folder for folder in (out_dir.absolute(), *out_dir.absolute().parents) if folder.exists())
-    if not existing.is_dir():
-        raise UsageProblem(f"--out {out_dir}: {existing} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UsageProblem(f"--out {out_dir}: {existing} is not writable")
 
 
 def _refuse_output_inside(scope: Scope, out_dir: Path) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from submitter.check.context import TREE_RULES, TreeContext
 from submitter.rules import Problem, Severity
+from submitter.workspace import ARCHIVE_COMPANIONS, REVIEW_DOCUMENTS, STAGING_MANIFEST, STAGING_SUFFIX
 
 rule = TREE_RULES.rule
 BYTES_PER_MB = 1024 * 1024
@@ -73,6 +74,45 @@ def no_files_in_division(tree: TreeContext) -> Iterator[Problem]:
             message="lies directly in the division folder",
             fix="move it into a submitter folder or remove it",
         )
+
+
+@rule("HYG-WORK-FILE", Severity.WARNING, "no review, staging folder or archive of submitter's in the tree")
+def no_work_files(tree: TreeContext) -> Iterator[Problem]:
+    index = tree.index
+    for folder, names in sorted(index.listing.items()):
+        if all(document in names for document in REVIEW_DOCUMENTS):
+            yield Problem(
+                path=folder,
+                message=f"holds a review written by `submitter report` ({', '.join(REVIEW_DOCUMENTS)})",
+                fix="remove it; `submitter report` writes reviews outside the tree (work/review)",
+            )
+        # NAME.tar.gz with a companion: a lone .manifest.json may well be the submitter's own file.
+        archives = {_archive_of(name) for name in names} & {
+            name[:-7] for name in names if name.endswith(".tar.gz")
+        }
+        for name in names:
+            tarball = name.endswith(".tar.gz") and name[:-7] in archives
+            if tarball or _archive_of(name) in archives:
+                yield Problem(
+                    path=f"{folder}/{name}",
+                    message="belongs to an archive written by `submitter package`",
+                    fix="remove it; `submitter package` writes archives outside the tree (work/dist)",
+                )
+    for folder in sorted(index.dirs):
+        name = folder.rpartition("/")[2]
+        staged = name.endswith(STAGING_SUFFIX) and STAGING_MANIFEST in index.listing.get(folder, ())
+        if staged or (name.startswith(".") and ".staging-" in name):
+            yield Problem(
+                path=folder,
+                message="is a staging folder of `submitter stage` (full accuracy logs, manifest)",
+                fix="keep it beside the tree, not inside; remove it from the tree",
+            )
+
+
+def _archive_of(name: str) -> str | None:
+    """NAME for NAME.tar.gz.sha256 and NAME.manifest.json, the companions `package` writes."""
+    suffix = next((suffix for suffix in ARCHIVE_COMPANIONS if name.endswith(suffix)), None)
+    return None if suffix is None else name.removesuffix(suffix)
 
 
 @rule("HYG-ROOT-FILE", Severity.WARNING, "the tree's top holds only division folders and documents")
