@@ -98,10 +98,17 @@ class ResultContext(Struct, frozen=True, dict=True):
 class PerformanceRun(Struct, frozen=True):
     """A performance log and what judging it needs: the result's own run, or an audit's."""
 
-    log: DetailLog | None
+    parsed: DetailLog | None  # as read, with the lines that could not be read
     log_path: str
     context: ResultContext
     audit: str | None = None  # TEST01 or TEST04 when this is an audit's run
+
+    @property
+    def log(self) -> DetailLog | None:
+        """The log the rules judge: None when it is missing or could not be read (empty, garbled), which
+        PERF-LOG reports once, rather than every rule reporting each value it lacks as wrong."""
+        parsed = self.parsed
+        return parsed if parsed is not None and not parsed.problems else None
 
     @property
     def path(self) -> str:

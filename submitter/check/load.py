@@ -206,7 +206,8 @@ class TreeReader:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            self.problems[path] = f"is not UTF-8 text (byte {exc.start})"
+            kind = "is binary data, not text" if b"\0" in raw[:8192] else "is not UTF-8 text"
+            self.problems[path] = f"{kind} (byte {exc.start} cannot be read as UTF-8)"
             return None
         # Universal newlines, as Python's text files (the official checker's) read them.
         return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text

@@ -15,6 +15,7 @@ import msgspec
 from msgspec import Struct
 
 MLLOG_PREFIX = ":::MLLOG "
+EMPTY = "is empty"  # the problem of a log with nothing in it
 MARKERS = (":::MLLOG", ":::ENDPTS")
 
 
@@ -66,7 +67,7 @@ def parse_detail_log(text: str, path: str) -> DetailLog:
     problems: list[LogProblem] = []
     stray: list[int] = []
     if not text.strip():
-        return DetailLog(path, problems=(LogProblem(0, "is empty"),))
+        return DetailLog(path, problems=(LogProblem(0, EMPTY),))
     lines = text.split("\n")
     marker = next((m for m in MARKERS if lines[0].startswith(m)), None)
     if marker is None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from submitter.check.context import PERFORMANCE_RULES, PerformanceRun
 from submitter.check.detect import SEED_KEYS, rounds_with_seeds
 from submitter.check.metric import is_inferred, performance_metric
-from submitter.check.mlperf_log import DetailLog
+from submitter.check.mlperf_log import EMPTY, DetailLog
 from submitter.rounds.models import Scenario
 from submitter.rules import Problem, Severity
 
@@ -42,7 +42,7 @@ def _own_run(run: PerformanceRun) -> bool:
 
 @rule("PERF-LOG", Severity.ERROR, "the performance detail log exists and LoadGen's records can be read")
 def log_readable(run: PerformanceRun) -> Iterator[Problem]:
-    if run.log is None:
+    if run.parsed is None:
         if not run.context.index.has_file(run.path):  # else STRUCT-UNREADABLE says why it cannot be read
             yield Problem(
                 message="is missing",
@@ -50,12 +50,12 @@ def log_readable(run: PerformanceRun) -> Iterator[Problem]:
                 fix="copy the performance run's LoadGen logs into performance/run_1/",
             )
         return
-    yield from unreadable_lines(run.log)
+    yield from unreadable_lines(run.parsed)
 
 
 @rule("PERF-LOG-LINES", Severity.WARNING, "every line of the performance detail log is a LoadGen record")
 def stray_lines(run: PerformanceRun) -> Iterator[Problem]:
-    yield from stray_log_lines(run.log)
+    yield from stray_log_lines(run.parsed)
 
 
 def stray_log_lines(log: DetailLog | None) -> Iterator[Problem]:
@@ -76,11 +76,18 @@ def stray_log_lines(log: DetailLog | None) -> Iterator[Problem]:
 def unreadable_lines(log: DetailLog | None, shown: int = 5) -> Iterator[Problem]:
     """The first lines of a detail log the official checker stops at (it crashes on them)."""
     for problem in log.problems[:shown] if log else ():
-        where = f"line {problem.message}" if problem.line else problem.message
+        if problem.message == EMPTY:
+            yield Problem(
+                path=log.path,
+                message="is empty (0 bytes or only blank lines): LoadGen always writes its records",
+                fix="copy the log again from the run's folder; if it is empty there too, the run did "
+                "not finish: run it again",
+            )
+            continue
         yield Problem(
             line=problem.line or None,
             path=log.path,
-            message=where,
+            message=f"line {problem.message}" if problem.line else problem.message,
             fix="restore the log exactly as LoadGen wrote it; raw logs are never edited",
         )
 
