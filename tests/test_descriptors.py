@@ -132,6 +132,16 @@ def test_wrong_types_become_findings_and_the_system_block_is_still_linted(tmp_pa
     assert any(f.field == "benchmarks.llama3.1-8b.backend" for f in findings)
 
 
+@pytest.mark.parametrize("missing", ["system", "id"])
+def test_a_descriptor_missing_a_key_is_judged_as_a_descriptor(tmp_path, missing):
+    """Not as an official system file: that would ask to remove id, round and benchmarks (35 findings)."""
+    data = descriptor_data()
+    del data[missing]
+    findings = validate(tmp_path, data, name="dell_xe8640_h100")
+    found = [(f.rule, f.field, f.message) for f in findings if f.severity == "error"]
+    assert found == [("DESC-SCHEMA", missing, "is missing")]
+
+
 def test_user_folders_come_before_shipped_descriptors(tmp_path):
     data = descriptor_data("demo_cpu")
     data["system_desc_id"] = "Mine_1xSynthetic"

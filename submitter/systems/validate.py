@@ -26,8 +26,13 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
+# Keys only a descriptor has: no official system description uses them.
+DESCRIPTOR_KEYS = frozenset(SystemDescriptor.model_fields)
+
+
 def is_descriptor(data: Any) -> bool:
-    return isinstance(data, dict) and "system" in data and "id" in data
+    """A descriptor, possibly a broken one: any key of its own (an official file holds none of them)."""
+    return isinstance(data, dict) and not DESCRIPTOR_KEYS.isdisjoint(data)
 
 
 def validate_file(path: Path) -> list[Finding]:
@@ -80,7 +85,7 @@ def _validate_descriptor(path: Path, shown: str, data: dict[str, Any]) -> list[F
 def _schema_finding(shown: str, error: Any) -> Finding:
     field = ".".join(str(part) for part in error["loc"])
     if error["type"] == "missing":
-        message, fix = "is missing", "add it (see systems/demo_cpu.json for a complete descriptor)"
+        message, fix = "is missing", "add it (`submitter systems show demo_cpu` prints a complete descriptor)"
     elif error["type"] == "extra_forbidden":
         message, fix = "is not a descriptor key", "remove it or correct its spelling"
     else:
@@ -94,7 +99,11 @@ def load_descriptor(path: Path) -> SystemDescriptor:
     """A descriptor to work with; raises one readable error when the file is not a valid descriptor."""
     data = read_json(path)
     if not is_descriptor(data):
-        raise SubmitterError(f'{display_path(path)} is not a system descriptor (it has no "id" and "system")')
+        raise SubmitterError(
+            f"{display_path(path)} is not a system descriptor (it has none of the keys "
+            f"{', '.join(sorted(DESCRIPTOR_KEYS))}); an official system description is checked with "
+            "`submitter systems validate PATH`"
+        )
     try:
         return SystemDescriptor.model_validate(data)
     except ValidationError as exc:
