@@ -187,8 +187,12 @@ def test_trials_and_demo_runs_are_refused_unless_asked_for(
     ) as raised:
         stage(request(descriptor, runs_root, tmp_path / "tree", accept=Eligibility()))
     assert "a --smoke trial (64 samples" in str(raised.value)
-    with pytest.raises(SubmitterError, match="not submittable: the synthetic engine is a timing model"):
+    assert "without --smoke for a submission, or stage the trials with --allow-trials" in str(raised.value)
+    with pytest.raises(
+        SubmitterError, match="not submittable: the synthetic engine is a timing model"
+    ) as raised:
         stage(request(descriptor, runs_root, tmp_path / "tree", accept=Eligibility(trials=True)))
+    assert "stage it with --allow-not-submittable to rehearse" in str(raised.value)
     assert not (tmp_path / "tree").exists()
 
 

@@ -39,24 +39,41 @@ _EVIDENCE = {
 
 
 @dataclass(frozen=True)
+class Rejection:
+    reason: str  # why the run cannot be staged
+    remedy: str  # what makes it, or another run, stageable
+
+
+@dataclass(frozen=True)
 class Eligibility:
     """What staging accepts besides complete, valid, submittable runs (both are for rehearsals and demos)."""
 
     not_submittable: bool = False  # the demo engine, dummy weights
     trials: bool = False  # --smoke runs: the check will then fail where they fall short
 
-    def why_not(self, run_dir: Path, record: RunRecord, dataset_size: int) -> str | None:
+    def why_not(
+        self, system_id: str, run_dir: Path, record: RunRecord, dataset_size: int
+    ) -> Rejection | None:
+        again = f"run `submitter run-all --system {system_id}`"
         if record.status != "completed" or not record.valid:
-            return f"not valid ({record.problems[0] if record.problems else record.status})"
+            return Rejection(f"not valid ({record.problems[0] if record.problems else record.status})", again)
         evidence = _EVIDENCE.get(record.mode)
         if evidence and not (run_dir / evidence[0]).is_file():
-            return f"has no {evidence[0]}; {evidence[1].format(run_dir=run_dir)}"
+            return Rejection(f"has no {evidence[0]}", evidence[1].format(run_dir=run_dir))
         trial = bool(record.loadgen.overrides) or record.dataset.get("samples") != dataset_size
         if trial and not self.trials:
-            return f"a --smoke trial ({record.dataset.get('samples')} samples, LoadGen settings overridden)"
+            return Rejection(
+                f"a --smoke trial ({record.dataset.get('samples')} samples, LoadGen settings overridden)",
+                f"{again} without --smoke for a submission, or stage the trials with --allow-trials to "
+                "rehearse",
+            )
         reasons = [reason for reason in record.not_submittable if reason != SMOKE_NOT_SUBMITTABLE]
         if reasons and not self.not_submittable:
-            return f"not submittable: {'; '.join(reasons)}"
+            return Rejection(
+                f"not submittable: {'; '.join(reasons)}",
+                "stage it with --allow-not-submittable to rehearse (its README then says it is not an "
+                "official result)",
+            )
         return None
 
 
@@ -80,22 +97,32 @@ def choose_runs(
     for step in required_steps(system, rules):
         folder = runs_root / system.id / step.benchmark / step.scenario / step.mode
         size = rules.benchmark(step.benchmark).dataset.size
-        eligible, rejected = [], []
-        for run_dir, record in _records(folder):
-            reason = accept.why_not(run_dir, record, size)
-            if reason is None:
+        eligible: list[ChosenRun] = []
+        newest: tuple[Path, Rejection] | None = None
+        runs = _records(folder)
+        for run_dir, record in runs:
+            rejection = accept.why_not(system.id, run_dir, record, size)
+            if rejection is None:
                 eligible.append(ChosenRun(step, run_dir, record))
             else:
-                rejected.append(f"{run_dir.name}: {reason}")
+                newest = (run_dir, rejection)
         if not eligible:
-            seen = f"; of {len(rejected)} run(s) there, the newest is {rejected[-1]}" if rejected else ""
-            problems.append(
-                f"{system.id} {step}: no eligible run in {folder}{seen}; "
-                f"run `submitter run-all --system {system.id}`"
-            )
+            problems.append(_no_eligible_run(system.id, step, folder, len(runs), newest))
             continue
         if step.mode is Mode.PERFORMANCE:
             chosen.append(max(eligible, key=lambda run: run.metric or 0.0))
         else:
             chosen.append(max(eligible, key=lambda run: run.record.started_utc))
     return chosen, problems
+
+
+def _no_eligible_run(
+    system_id: str, step: Step, folder: Path, count: int, newest: tuple[Path, Rejection] | None
+) -> str:
+    if newest is None:
+        return f"{system_id} {step}: no run in {folder}; run `submitter run-all --system {system_id}`"
+    run_dir, rejection = newest
+    return (
+        f"{system_id} {step}: no eligible run in {folder}; of {count} run(s) there, the newest is "
+        f"{run_dir.name}: {rejection.reason}; {rejection.remedy}"
+    )
