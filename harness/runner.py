@@ -10,6 +10,7 @@ A run refused before LoadGen started leaves no directory behind.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ from harness.record import EngineRecord, LoadGenRecord, RunRecord, scores_text, 
 from harness.worker import REFUSED_BEFORE_START, WorkerSpec
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.evaluation.accuracy import write_accuracy
+from submitter.evaluation.detokenize import TOKENIZER_FILE, find_tokenizer
+from submitter.hub import HUB_NAME
 from submitter.rounds.models import BenchmarkRules, RoundRules, Scenario
 from submitter.rounds.registry import load_round
 from submitter.systems.descriptor import BenchmarkSetup, SystemDescriptor
@@ -90,6 +93,7 @@ class RunPlan:
     overrides: dict[str, int]
     audit_config: Path | None
     not_submittable: list[str] = field(default_factory=list)
+    tokenizer: Path | None = None  # the folder with tokenizer.json that scores an accuracy run
 
     def engine_record(self) -> EngineRecord:
         """The engine as run.json records it."""
@@ -106,8 +110,8 @@ class RunPlan:
 
     @property
     def scorable(self) -> bool:
-        """An accuracy run is scored on the spot when the model directory carries its tokenizer."""
-        return (Path(self.engine.model) / "tokenizer.json").is_file()
+        """An accuracy run is scored on the spot, with the model's own tokenizer."""
+        return self.tokenizer is not None
 
 
 @dataclass(frozen=True)
@@ -186,7 +190,11 @@ def plan_run(request: RunRequest) -> RunPlan:
     found.check(preflight.check_no_stray_audit_config, Path.cwd())
     found.check(preflight.check_gpus, backend, setup.tensor_parallel_size * setup.replicas)
     found.check(preflight.check_engine_installed, backend)
-    resolved = found.check(preflight.resolve_model, backend, request.model or setup.model_path)
+    model_name = request.model or setup.model_path
+    resolved = found.check(preflight.resolve_model, backend, model_name)
+    tokenizer = None
+    if request.mode is Mode.ACCURACY and resolved is not None:
+        tokenizer = found.check(_scoring_tokenizer, model_name, resolved[1])
     found.check(preflight.check_engine_args, backend, args, where)
     if backend == "openai":
         found.check(preflight.check_endpoints, list(args.get("endpoints", [])))
@@ -244,7 +252,27 @@ def plan_run(request: RunRequest) -> RunPlan:
         overrides=request.smoke.overrides(request.scenario, dataset.size) if request.smoke else {},
         audit_config=audit_config_path(request.mode.audit_test) if request.mode.audit_test else None,
         not_submittable=not_submittable,
+        tokenizer=tokenizer,
     )
+
+
+def _scoring_tokenizer(model: str, dummy_weights: bool) -> Path | None:
+    """The tokenizer that scores an accuracy run on the spot; None leaves it to `submitter accuracy`.
+
+    A model named by a path that does not exist is a mistake worth stopping for: nothing could ever
+    score the run against it."""
+    found = find_tokenizer(model)
+    if found is not None or dummy_weights:
+        return found
+    path = Path(model).expanduser()
+    named_as_path = path.is_absolute() or model.startswith((".", "~")) or not HUB_NAME.match(model)
+    if named_as_path and os.sep in model and not path.exists():
+        raise UsageProblem(
+            f"--model {model} does not exist; an accuracy run is scored with the model's {TOKENIZER_FILE}: "
+            "pass the checkpoint's folder (the demo's: `submitter data synth --out "
+            "demo-data/cnn_synthetic.json --demo-model demo-data/model`)"
+        )
+    return None
 
 
 def run_directory(plan: RunPlan, now: datetime) -> Path:
@@ -267,17 +295,16 @@ def evaluate_run(plan: RunPlan, run_dir: Path) -> tuple[dict | None, dict | None
         summary = {"passed": verdict.passed, "samples": verdict.samples, "failures": verdict.failures()}
         return summary, None, [f"TEST06 verification failed: {line}" for line in verdict.failures()]
     if mode is Mode.ACCURACY:
-        tokenizer_dir = Path(plan.engine.model)
-        if not plan.scorable:
+        if plan.tokenizer is None:
             note = (
-                f"not evaluated: {plan.engine.model} has no tokenizer.json; "
+                f"not evaluated: {plan.engine.model} has no {TOKENIZER_FILE}; "
                 f"run `submitter accuracy {run_dir} --model DIR`"
             )
             return None, {"evaluated": False, "note": note}, []
         report = write_accuracy(
             run_dir,
             plan.dataset,
-            tokenizer_dir,
+            plan.tokenizer,
             plan.benchmark,
             plan.rules.accuracy_patterns,
             trial=plan.request.smoke is not None,

@@ -12,6 +12,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from submitter.errors import SubmitterError, UsageProblem
+from submitter.hub import snapshots
+
+TOKENIZER_FILE = "tokenizer.json"
 
 # Hugging Face's clean_up_tokenization, in its order.
 _CLEAN_UP = (
@@ -36,10 +39,17 @@ def clean_up_spaces(text: str) -> str:
     return text
 
 
+def find_tokenizer(model: str) -> Path | None:
+    """The folder with the model's tokenizer.json: the model directory, or a hub name's newest snapshot."""
+    local = Path(model).expanduser()
+    candidates = [local] if local.is_dir() else snapshots(model)
+    return next((folder for folder in candidates if (folder / TOKENIZER_FILE).is_file()), None)
+
+
 def load_detokenizer(model_dir: Path) -> Detokenizer:
     from tokenizers import Tokenizer
 
-    tokenizer_file = model_dir / "tokenizer.json"
+    tokenizer_file = model_dir / TOKENIZER_FILE
     if not tokenizer_file.is_file():
         raise UsageProblem(
             f"{model_dir} has no tokenizer.json; pass --model with the checkpoint directory the run used"

@@ -1,0 +1,26 @@
+"""Where the Hugging Face hub keeps downloaded models on this machine (the layout huggingface_hub writes)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+HUB_NAME = re.compile(r"^[\w.-]+/[\w.-]+$")  # "owner/model"
+
+
+def hub_cache() -> Path:
+    if cache := os.environ.get("HF_HUB_CACHE"):
+        return Path(cache)
+    home = Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
+    return home / "hub"
+
+
+def snapshots(name: str) -> list[Path]:
+    """The downloaded snapshots of a hub model, newest first; none for a name that is not a hub name."""
+    if not HUB_NAME.match(name):
+        return []
+    folder = hub_cache() / f"models--{name.replace('/', '--')}" / "snapshots"
+    if not folder.is_dir():
+        return []
+    return sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime, reverse=True)
