@@ -142,6 +142,27 @@ def test_a_descriptor_missing_a_key_is_judged_as_a_descriptor(tmp_path, missing)
     assert found == [("DESC-SCHEMA", missing, "is missing")]
 
 
+def test_inside_a_checkout_its_own_descriptors_are_read_and_named(tmp_path, monkeypatch):
+    """After `pip install .`, an edit to the checkout's systems/*.json takes effect there at once."""
+    checkout = tmp_path / "checkout"
+    (checkout / "submitter").mkdir(parents=True)
+    (checkout / "submitter" / "__init__.py").write_text("")
+    (checkout / "pyproject.toml").write_text('[project]\nname = "submitter"\n')
+    (checkout / "systems").mkdir()
+    edited = descriptor_data("demo_cpu")
+    edited["system"]["system_name"] = "Edited in the checkout"
+    write_json(checkout / "systems" / "demo_cpu.json", edited)
+    (checkout / "runs").mkdir()
+    inside = run_cli("systems", "show", "demo_cpu", cwd=checkout / "runs")
+    assert inside.returncode == 0, inside.stderr
+    assert json.loads(inside.stdout)["system"]["system_name"] == "Edited in the checkout"
+    assert inside.stderr.strip() == f"demo_cpu: {checkout / 'systems' / 'demo_cpu.json'}"
+    outside = run_cli("systems", "show", "demo_cpu", cwd=tmp_path)
+    assert json.loads(outside.stdout)["system"]["system_name"] != "Edited in the checkout"
+    monkeypatch.chdir(tmp_path)  # outside any checkout: the installed copy
+    assert outside.stderr.strip() == f"demo_cpu: {descriptor_path('demo_cpu')}"
+
+
 def test_user_folders_come_before_shipped_descriptors(tmp_path):
     data = descriptor_data("demo_cpu")
     data["system_desc_id"] = "Mine_1xSynthetic"

@@ -10,7 +10,7 @@ import click
 
 from submitter.cli.output import echo_findings, echo_json, echo_table
 from submitter.errors import SubmitterError, UsageProblem
-from submitter.fileio import write_text_atomic
+from submitter.fileio import ensure_writable, write_text_atomic
 from submitter.rules import Severity, findings_as_json
 from submitter.systems.catalog import descriptor_path, find_descriptors
 from submitter.systems.description import SystemDescription
@@ -21,7 +21,8 @@ from submitter.systems.validate import display_path, load_descriptor, validate_f
 @click.group()
 def systems() -> None:
     """Describe benchmark systems once. Descriptors are found by id in the folders named in
-    $SUBMITTER_SYSTEMS_PATH, then among those that ship with submitter."""
+    $SUBMITTER_SYSTEMS_PATH, then in the systems/ folder of the submitter checkout you are in, then among
+    those installed with submitter."""
 
 
 @systems.command("list")
@@ -81,8 +82,10 @@ def list_systems(as_json: bool) -> None:
     help="Print only the official system description, as it goes into a submission tree.",
 )
 def show_system(system_id: str, official: bool) -> None:
-    """Print the descriptor with id ID as JSON."""
-    descriptor = load_descriptor(descriptor_path(system_id))
+    """Print the descriptor with id ID as JSON (stderr names the file it was read from)."""
+    path = descriptor_path(system_id)
+    descriptor = load_descriptor(path)
+    click.echo(f"{system_id}: {display_path(path)}", err=True)
     echo_json(descriptor.official() if official else descriptor.model_dump(mode="json"))
 
 
@@ -139,18 +142,20 @@ def schema() -> None:
     "--output",
     "-o",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the draft here instead of stdout (refuses to overwrite).",
+    help="Write the draft here instead of stdout (refuses to overwrite; its folder must exist).",
 )
 def probe(system_id: str, output: Path | None) -> None:
     """Draft a descriptor from this machine (lscpu, /proc/meminfo, os-release, nvidia-smi, installed
     versions) and list what could not be detected."""
+    if output is not None:  # refused before probing, which runs nvidia-smi and friends
+        if output.exists():
+            raise UsageProblem(f"{output} exists; choose another --output or remove it first")
+        ensure_writable(output)
     draft = draft_descriptor(collect_facts(), system_id)
     text = json.dumps(draft.descriptor, indent=2, ensure_ascii=False) + "\n"
     if output is None:
         click.echo(text, nl=False)
     else:
-        if output.exists():
-            raise UsageProblem(f"{output} exists; choose another --output or remove it first")
         write_text_atomic(output, text)
         click.echo(f"wrote {output}", err=True)
     click.echo(
