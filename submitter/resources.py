@@ -22,9 +22,9 @@ def checkout_root(start: Path | None = None) -> Path | None:
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         project = folder / "pyproject.toml"
-        if (folder / "submitter" / "__init__.py").is_file() and project.is_file():
-            if _PROJECT_NAME in project.read_text(encoding="utf-8", errors="replace"):
-                return folder
+        ours = (folder / "submitter" / "__init__.py").is_file() and project.is_file()
+        if ours and _PROJECT_NAME in project.read_text(encoding="utf-8", errors="replace"):
+            return folder
     return None
 
 
