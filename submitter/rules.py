@@ -99,6 +99,9 @@ class RuleSet(Generic[S]):
     def __iter__(self) -> Iterator[Rule[S]]:
         return iter(self._rules.values())
 
+    def __getitem__(self, rule_id: str) -> Rule[S]:
+        return self._rules[rule_id]
+
     def run(self, subject: S) -> list[Finding]:
         return [
             Finding(

@@ -15,7 +15,6 @@ Everything here is a pure function of findings, rule ids and selectors.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Iterable, Sequence
 from typing import NamedTuple
 
@@ -70,6 +69,8 @@ def unknown_selectors(selectors: Iterable[str], rule_ids: Collection[str]) -> li
 
 def closest_selectors(selector: str, rule_ids: Collection[str], count: int = 3) -> list[str]:
     """The known ids or prefixes spelled most like `selector` (a typo, or a prefix cut inside a word)."""
+    import difflib  # only for a message: `check` starts without it
+
     candidates = sorted(known_selectors(rule_ids) - {ALL})
     close = difflib.get_close_matches(selector, candidates, n=count, cutoff=0.6)
     if close:
@@ -138,12 +139,42 @@ def concerns(finding: Finding, scope: ResultScope) -> bool:
     return any(path == own or path.startswith(f"{own}/") for own in (scope.results_dir, *scope.other_dirs))
 
 
-def ignored_causes(
-    valid: bool, scope: ResultScope, reported: Iterable[Finding], hidden: Iterable[Finding]
-) -> tuple[str, ...]:
-    """The rules not reported whose errors are the only errors concerning an invalid result; () when the
-    result is valid, when a reported error concerns it, or when no error does (an unreadable metric)."""
-    if valid or any(f.severity is Severity.ERROR and concerns(f, scope) for f in reported):
+class ScopeIndex:
+    """`concerns` for many results at once: a finding's results by lookups along its path's folders,
+    not by a test against every result (trees hold hundreds of results and thousands of findings)."""
+
+    def __init__(self, scopes: Sequence[ResultScope]) -> None:
+        self._by_key: dict[tuple[str, str], set[int]] = {}
+        for index, scope in enumerate(scopes):
+            self._add(("result", scope.id), index)
+            self._add(("path", scope.system_json), index)
+            for own in (scope.results_dir, *scope.other_dirs):
+                self._add(("own", own), index)
+            for holder in _folders_above(scope.results_dir):
+                self._add(("path", holder), index)
+
+    def _add(self, key: tuple[str, str], index: int) -> None:
+        self._by_key.setdefault(key, set()).add(index)
+
+    def concerned(self, finding: Finding) -> set[int]:
+        """The indexes of the scopes that `finding` concerns."""
+        found = set(self._by_key.get(("result", finding.result or ""), ()))
+        found |= self._by_key.get(("path", finding.path), set())
+        for folder in (finding.path, *_folders_above(finding.path)):
+            found |= self._by_key.get(("own", folder), set())
+        return found
+
+
+def _folders_above(path: str) -> list[str]:
+    """a/b/c -> [a/b, a]"""
+    parts = path.split("/")
+    return ["/".join(parts[:count]) for count in range(len(parts) - 1, 0, -1)]
+
+
+def ignored_causes(valid: bool, reported: Iterable[Finding], hidden: Iterable[Finding]) -> tuple[str, ...]:
+    """Given the reported and the unreported findings that concern a result: the rules of the unreported
+    errors when they alone make it invalid; () when the result is valid, when a reported error concerns
+    it, or when no error does (a metric that could not be read)."""
+    if valid or any(finding.severity is Severity.ERROR for finding in reported):
         return ()
-    causes = {f.rule: None for f in hidden if f.severity is Severity.ERROR and concerns(f, scope)}
-    return tuple(causes)
+    return tuple({finding.rule: None for finding in hidden if finding.severity is Severity.ERROR})

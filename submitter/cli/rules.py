@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from submitter.check.checker import PERFORMANCE_RULES, RESULT_RULES, TREE_RULES
-from submitter.check.rules.system import OFFICIAL_SYSTEM_RULES
+from submitter.check.rules.system import severity_in_check
 from submitter.cli.output import echo_json, echo_table
 from submitter.package import LEAK_RULES, REPOSITORY_RULES
 from submitter.rules import Rule, RuleSet, Severity
@@ -20,15 +20,10 @@ def _as_registered(rule: Rule[Any]) -> Severity:
     return rule.severity
 
 
-def _in_check(rule: Rule[Any]) -> Severity:
-    """`check` holds the lint beyond the official checker's own checks as warnings."""
-    return rule.severity if rule.id in OFFICIAL_SYSTEM_RULES else Severity.WARNING
-
-
 # (command, rules, the severity a rule has there)
 RULE_SETS: tuple[tuple[str, RuleSet[Any], Callable[[Rule[Any]], Severity]], ...] = (
     ("systems validate", SYSTEM_RULES, _as_registered),
-    ("check", SYSTEM_RULES, _in_check),
+    ("check", SYSTEM_RULES, severity_in_check),
     ("systems validate", DESCRIPTOR_RULES, _as_registered),
     ("check", TREE_RULES, _as_registered),
     ("check", RESULT_RULES, _as_registered),

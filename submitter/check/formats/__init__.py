@@ -34,7 +34,8 @@ FORMATS: dict[str, Format] = {
         "GitHub Actions workflow commands: an annotation per finding",
     ),
     "junit": Format(
-        "submitter.check.formats.junit:format_junit", "JUnit XML: a test case per result, failing with its errors"
+        "submitter.check.formats.junit:format_junit",
+        "JUnit XML: a test case per result, failing with its errors",
     ),
     "sarif": Format("submitter.check.formats.sarif:format_sarif", "SARIF 2.1.0, for code scanning"),
 }

@@ -1,4 +1,4 @@
-"""What every format of `check` writes from: the report, what the selection reports, and each result's standing.
+"""What every format of `check` writes from: the report, the findings reported, each result's standing.
 
 Findings name files relative to the tree's root (the folder holding closed/ open/ network/); formats for
 CI (github, sarif, junit) name them from the current directory instead, where the CI job runs, so that an
@@ -19,8 +19,8 @@ from submitter.check.context import system_json_path
 from submitter.check.load import EntryFiles
 from submitter.check.selection import (
     ResultScope,
+    ScopeIndex,
     SelectorLayer,
-    concerns,
     ignored_causes,
     split_findings,
 )
@@ -53,7 +53,10 @@ class ResultOutcome:
         if self.row.valid:
             return "valid"
         if self.ignored_rules:
-            return f"INVALID (ignored rules: {', '.join(self.ignored_rules)})"
+            # Two ids and a count keep the table readable; the JSON report lists them all.
+            shown = ", ".join(self.ignored_rules[:2])
+            more = len(self.ignored_rules) - 2
+            return f"INVALID (ignored rules: {shown}{f' +{more} more' if more > 0 else ''})"
         return "INVALID"
 
 
@@ -63,6 +66,7 @@ class CheckOutput:
     reported: tuple[Finding, ...]
     not_reported: tuple[Finding, ...]
     results: tuple[ResultOutcome, ...]
+    tree_findings: tuple[Finding, ...]  # reported findings that concern no result (layout, hygiene, ...)
     layers: tuple[SelectorLayer, ...]
     rules: Mapping[str, RuleInfo]  # every rule of `check`
     root_from_cwd: str  # the tree's root relative to the current directory, POSIX ("." when it is)
@@ -78,11 +82,6 @@ class CheckOutput:
     @property
     def warnings(self) -> int:
         return sum(finding.severity is Severity.WARNING for finding in self.reported)
-
-    @property
-    def tree_findings(self) -> tuple[Finding, ...]:
-        """Reported findings that concern no result (layout, hygiene, systems without results, ...)."""
-        return tuple(f for f in self.reported if not any(concerns(f, r.scope) for r in self.results))
 
     @property
     def hidden_invalid(self) -> tuple[ResultOutcome, ...]:
@@ -112,22 +111,34 @@ def result_scope(files: EntryFiles, rules: RoundRules) -> ResultScope:
 
 def result_outcomes(
     report: CheckReport, reported: Sequence[Finding], hidden: Sequence[Finding]
-) -> tuple[ResultOutcome, ...]:
-    """Each result (report.results and report.entries are in the same order) with what concerns it."""
-    outcomes = []
-    for row, files in zip(report.results, report.entries, strict=True):
-        scope = result_scope(files, report.rules)
-        mine = [finding for finding in reported if concerns(finding, scope)]
-        outcomes.append(
-            ResultOutcome(
-                row=row,
-                scope=scope,
-                errors=tuple(f for f in mine if f.severity is Severity.ERROR),
-                warnings=tuple(f for f in mine if f.severity is Severity.WARNING),
-                ignored_rules=ignored_causes(row.valid, scope, mine, hidden),
-            )
+) -> tuple[tuple[ResultOutcome, ...], tuple[Finding, ...]]:
+    """Each result with the findings that concern it (report.results and report.entries are in the same
+    order), and the reported findings that concern no result."""
+    scopes = [result_scope(files, report.rules) for files in report.entries]
+    index = ScopeIndex(scopes)
+    mine: list[list[Finding]] = [[] for _ in scopes]
+    hidden_mine: list[list[Finding]] = [[] for _ in scopes]
+    unattached = []
+    for finding in reported:
+        concerned = index.concerned(finding)
+        for position in concerned:
+            mine[position].append(finding)
+        if not concerned:
+            unattached.append(finding)
+    for finding in hidden:
+        for position in index.concerned(finding):
+            hidden_mine[position].append(finding)
+    outcomes = tuple(
+        ResultOutcome(
+            row=row,
+            scope=scope,
+            errors=tuple(f for f in own if f.severity is Severity.ERROR),
+            warnings=tuple(f for f in own if f.severity is Severity.WARNING),
+            ignored_rules=ignored_causes(row.valid, own, own_hidden),
         )
-    return tuple(outcomes)
+        for row, scope, own, own_hidden in zip(report.results, scopes, mine, hidden_mine, strict=True)
+    )
+    return outcomes, tuple(unattached)
 
 
 def build_output(
@@ -142,11 +153,13 @@ def build_output(
     seconds: float = 0.0,
 ) -> CheckOutput:
     reported, hidden = split_findings(report.findings, layers)
+    results, tree_findings = result_outcomes(report, reported, hidden)
     return CheckOutput(
         report=report,
         reported=tuple(reported),
         not_reported=tuple(hidden),
-        results=result_outcomes(report, reported, hidden),
+        results=results,
+        tree_findings=tree_findings,
         layers=tuple(layers),
         rules=rules,
         root_from_cwd=root,

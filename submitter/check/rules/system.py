@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from submitter.check.context import TREE_RULES, TreeContext, system_json_path
-from submitter.rules import Finding, Problem, Severity
+from submitter.rules import Finding, Problem, Rule, Severity
 from submitter.systems.lint import SYSTEM_RULES, SystemFile
 
 rule = TREE_RULES.rule
@@ -19,6 +19,11 @@ rule = TREE_RULES.rule
 OFFICIAL_SYSTEM_RULES = frozenset(
     {"SYS-MISSING", "SYS-EMPTY", "SYS-STATUS", "SYS-SYSTEM-TYPE", "SYS-COUNT", "SYS-NETWORK"}
 )
+
+
+def severity_in_check(rule: Rule[SystemFile]) -> Severity:
+    """A system lint rule's severity in `check`: the official checks keep theirs, the rest warn."""
+    return rule.severity if rule.id in OFFICIAL_SYSTEM_RULES else Severity.WARNING
 
 
 @rule("SYS-FILE", Severity.ERROR, "every system with results has a readable description")
@@ -46,9 +51,7 @@ def system_findings(tree: TreeContext) -> list[Finding]:
         path = system_json_path(tree.rules, division, submitter, system)
         described = SystemFile(path=path, system_id=system, data=loaded.data, rules=tree.rules.system)
         for finding in SYSTEM_RULES.run(described):
-            if finding.rule not in OFFICIAL_SYSTEM_RULES:
-                finding = finding.with_severity(Severity.WARNING)
-            findings.append(finding)
+            findings.append(finding.with_severity(severity_in_check(SYSTEM_RULES[finding.rule])))
     return findings
 
 
