@@ -1,5 +1,7 @@
 """The benchmark's dataset file, read once: the prompts' token ids (`tok_input`) and nothing else.
 
+A dataset that is missing or malformed is an input error (UsageProblem, exit 2), as any input file is.
+
 The file is a JSON array of records (`instruction`, `input`, `tok_input`, `output`). Prompts stay as the
 token ids the dataset holds: they are never decoded and re-encoded. Each is kept as a compact int32 array.
 """
@@ -11,7 +13,7 @@ from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
-from submitter.errors import SubmitterError, UsageProblem
+from submitter.errors import UsageProblem
 
 
 @dataclass(frozen=True)
@@ -39,23 +41,25 @@ def load_prompts(path: Path, *, limit: int | None = None, max_input_tokens: int 
         ) from None
     except IsADirectoryError:
         raise UsageProblem(f"dataset {path} is a directory; name the dataset's .json file") from None
+    except PermissionError:
+        raise UsageProblem(f"dataset {path} cannot be read (permission denied); make it readable") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SubmitterError(
+        raise UsageProblem(
             f"dataset {path} is not valid JSON ({exc}); download or generate it again"
         ) from None
     if not isinstance(records, list) or not records:
-        raise SubmitterError(f"dataset {path} must be a non-empty JSON array of records with tok_input")
+        raise UsageProblem(f"dataset {path} must be a non-empty JSON array of records with tok_input")
     selected = records if limit is None else records[:limit]
     token_ids: list[array] = []
     for number, record in enumerate(selected):
         ids = record.get("tok_input") if isinstance(record, dict) else None
         if not isinstance(ids, list) or len(ids) == 0 or not all(type(i) is int and i >= 0 for i in ids):
-            raise SubmitterError(
+            raise UsageProblem(
                 f"dataset {path}, record {number}: tok_input must be a non-empty list of token ids; "
                 "the harness sends prompts as token ids, so the file must carry them"
             )
         if max_input_tokens is not None and len(ids) > max_input_tokens:
-            raise SubmitterError(
+            raise UsageProblem(
                 f"dataset {path}, record {number}: the prompt has {len(ids)} tokens, more than the "
                 f"benchmark's {max_input_tokens}; this is not the benchmark's dataset"
             )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -79,6 +80,17 @@ class Smoke(BaseModel):
     samples: int = Field(default=256, ge=1, description="dataset records used (LoadGen's sample set)")
     min_duration_ms: int = Field(default=10_000, ge=0, description="Server and Interactive only")
     server_min_queries: int = Field(default=512, ge=1, description="queries; early stopping needs ~460")
+
+    # The detail-log fields a trial leaves short of the rules by design: its overrides, and an accuracy
+    # run over `samples` records rather than the whole data set.
+    SHORTENED_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "effective_min_duration_ms",
+            "effective_min_query_count",
+            "effective_performance_sample_count",
+            "effective_accuracy_sample_count",
+        }
+    )
 
     def overrides(self, scenario: Scenario, dataset_size: int) -> dict[str, int]:
         samples = min(self.samples, dataset_size)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import urllib.error
 import urllib.request
@@ -20,14 +19,16 @@ from pydantic import ValidationError
 
 from harness.engines import GPU_BACKENDS
 from harness.environment import gpus
+from harness.ledger import LEDGER
+from submitter import hub
 from submitter.errors import SubmitterError, UsageProblem
+from submitter.fileio import ensure_writable
 from submitter.rounds.models import RoundRules
 from submitter.systems.descriptor_rules import SETTABLE_USER_CONF_KEYS
 
 # Written by `submitter data dummy-model`: a model directory that deliberately has no weights.
 DUMMY_MARKER = "submitter-dummy-weights.json"
 _WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.pt", "*.gguf")
-_HUB_NAME = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
 T = TypeVar("T")
@@ -88,6 +89,15 @@ def check_loadgen_version(rules: RoundRules) -> str:
     return installed
 
 
+def check_runs_destination(runs_root: Path, run_folder: Path | None = None) -> None:
+    """The runs folder, its ledger and the folder a run goes into can be written (folders missing
+    are made later): refused here, before an engine starts, not by a traceback half-way. Exit 2."""
+    ensure_writable(runs_root, folder=True, make_parents=True)
+    ensure_writable(runs_root / LEDGER, make_parents=True)
+    if run_folder is not None:
+        ensure_writable(run_folder, folder=True, make_parents=True)
+
+
 def check_no_stray_audit_config(directory: Path) -> None:
     stray = directory / "audit.config"
     if stray.exists():
@@ -122,24 +132,12 @@ def resolve_model(backend: str, model: str) -> tuple[str, bool]:
                 "or make a dummy-weights model for timing with `submitter data dummy-model`"
             )
         return str(path.resolve()), False
-    if _HUB_NAME.match(model) and _in_hub_cache(model):
+    if hub.snapshots(model):
         return model, False
     raise UsageProblem(
-        f"model {model!r} is neither a local directory nor in the Hugging Face cache ({_hub_cache()}); "
+        f"model {model!r} is neither a local directory nor in the Hugging Face cache ({hub.hub_cache()}); "
         f"download it first (huggingface-cli download {model}) or pass --model DIR"
     )
-
-
-def _hub_cache() -> Path:
-    if cache := os.environ.get("HF_HUB_CACHE"):
-        return Path(cache)
-    home = Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
-    return home / "hub"
-
-
-def _in_hub_cache(name: str) -> bool:
-    snapshots = _hub_cache() / f"models--{name.replace('/', '--')}" / "snapshots"
-    return snapshots.is_dir() and any(snapshots.iterdir())
 
 
 def check_engine_installed(backend: str) -> None:

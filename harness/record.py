@@ -84,6 +84,14 @@ class RunRecord(BaseModel):
         """accuracy.txt's numbers (rouge1 ... gen_num), when this accuracy run was scored."""
         return self.accuracy["result"] if self.accuracy and self.accuracy.get("evaluated") else None
 
+    @property
+    def unscored(self) -> str | None:
+        """Why this accuracy run has no scores (its log is kept; `submitter accuracy` scores it later);
+        None for a scored run or another mode. Such a run logged what it should, yet is not "valid"."""
+        if self.accuracy is None or self.accuracy.get("evaluated", True):
+            return None
+        return str(self.accuracy.get("note") or "not evaluated")
+
 
 def scores_text(scores: dict[str, Any]) -> str:
     """`rouge1 91.4786, rouge2 81.4322, ...`: accuracy.txt's numbers on one line."""

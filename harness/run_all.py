@@ -16,6 +16,7 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -23,10 +24,10 @@ from harness import ledger
 from harness.estimate import Estimate, estimate
 from harness.loadgen_settings import Smoke
 from harness.matrix import Step, required_steps
-from harness.preflight import PreflightFailed
+from harness.preflight import PreflightFailed, check_runs_destination
 from harness.record import RunRecord, read_record
 from harness.reuse import Earlier, find_earlier
-from harness.runner import RunInterrupted, RunPlan, RunRequest, execute, plan_run
+from harness.runner import RunInterrupted, RunPlan, RunRequest, execute, plan_run, run_directory
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.interrupts import terminate_as_interrupt
 from submitter.rounds.models import Scenario
@@ -113,6 +114,12 @@ def plan_campaign(request: CampaignRequest) -> Campaign:
     steps = required_steps(system, load_round(system.round), request.benchmarks, request.scenarios)
     problems: dict[str, list[Step]] = {}
     usage_problem = False
+    try:  # where every run writes: refused now, not after the first engine has started
+        check_runs_destination(request.runs_root)
+        writable_root = True
+    except SubmitterError as exc:
+        problems[str(exc)] = list(steps)
+        usage_problem, writable_root = isinstance(exc, UsageProblem), False
     planned = []
     for step in steps:
         run_request = RunRequest(
@@ -129,6 +136,8 @@ def plan_campaign(request: CampaignRequest) -> Campaign:
         )
         try:
             plan = plan_run(run_request)
+            if writable_root:
+                check_runs_destination(request.runs_root, run_directory(plan, datetime.now(UTC)).parent)
         except SubmitterError as exc:
             for problem in exc.problems if isinstance(exc, PreflightFailed) else [exc]:
                 problems.setdefault(str(problem), []).append(step)

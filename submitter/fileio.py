@@ -1,17 +1,28 @@
-"""Reading JSON with messages a user can act on, and writing files so that a crash leaves no half file."""
+"""Reading JSON with messages a user can act on, and writing files so that a crash leaves no half file.
+
+Every destination is proved writable before a command does any work (`ensure_writable`), and every
+file is written under a temporary name beside it, `.NAME.<pid>-XXXXXXXX.tmp`, then renamed: a reader
+sees the old file or the new one. A `kill -9` can still leave a temporary behind; the next write of the
+same file removes it once the process that made it is gone (the pid in its name says which).
+"""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from submitter.errors import SubmitterError, UsageProblem
+from submitter.errors import UsageProblem
+from submitter.interrupts import signals_held
 
 
-class JsonFileError(SubmitterError):
-    """A file exists but does not hold valid JSON; `line` points at the problem when known."""
+class JsonFileError(UsageProblem):
+    """A file exists but does not hold valid JSON (an input error, exit 2); `line` points at the problem."""
 
     def __init__(self, path: Path, reason: str, fix: str, line: int | None = None) -> None:
         self.path, self.reason, self.fix, self.line = path, reason, fix, line
@@ -48,11 +59,28 @@ def read_json(path: Path) -> Any:
 
 
 class CannotWrite(UsageProblem):
-    """A destination the command would write cannot take it; raised before any work is done."""
+    """A destination the command would write cannot take it; raised before any work is done, or when
+    a write fails on the way (a full disk). The message: what, where, why, and how to fix it."""
 
     def __init__(self, path: Path, reason: str, fix: str) -> None:
         self.path, self.reason, self.fix = path, reason, fix
         super().__init__(f"cannot write {path}: {reason}; {fix}")
+
+
+def os_error_reason(exc: OSError) -> str:
+    """Why the file system refused, in words a user acts on."""
+    known = {
+        errno.EACCES: "permission denied",
+        errno.EPERM: "not permitted (an immutable file or folder?)",
+        errno.EROFS: "read-only file system",
+        errno.ENOSPC: "no space left on the device",
+        errno.EDQUOT: "disk quota exceeded",
+        errno.ENOTDIR: "a part of the path is a file, not a folder",
+        errno.ENOENT: "a folder on the way does not exist",
+        errno.EISDIR: "it is a folder",
+        errno.ENAMETOOLONG: "the name is too long",
+    }
+    return known.get(exc.errno or 0, exc.strerror or type(exc).__name__)
 
 
 def ensure_writable(path: Path, *, folder: bool = False, make_parents: bool = False) -> None:
@@ -60,68 +88,205 @@ def ensure_writable(path: Path, *, folder: bool = False, make_parents: bool = Fa
 
     Permissions are not enough (root passes them; read-only mounts and immutable files do not show in
     them), so this tries: a file of its own in the folder that would hold the output, and an existing
-    target file opened for writing without changing it. Raises CannotWrite (exit 2) with a fix."""
+    target file opened for writing without changing it. A missing folder on the way is refused unless
+    `make_parents` (then the nearest existing one is tried). Raises CannotWrite (exit 2) with a fix."""
+    try:
+        _ensure_writable(path, folder, make_parents)
+    except OSError as exc:  # a folder on the way that may not be searched: even stat() is refused
+        raise CannotWrite(path, os_error_reason(exc), "choose a path you can reach and write") from None
+
+
+def _ensure_writable(path: Path, folder: bool, make_parents: bool) -> None:
     if path.exists() and path.is_dir() != folder:
         kind = "a folder" if path.is_dir() else "a file"
         raise CannotWrite(path, f"it is {kind}", f"name {'a folder' if folder else 'a file'} instead")
     holder = path if folder and path.is_dir() else path.parent
     nearest = next(p for p in (holder, *holder.parents) if p.exists())
-    if nearest != holder:
-        if not make_parents:
-            raise CannotWrite(path, f"{holder} does not exist", f"create it first (mkdir -p {holder})")
-        holder = nearest  # the missing folders will be made inside it
-    if not holder.is_dir():
-        raise CannotWrite(path, f"{holder} is not a folder", "choose a path inside a folder")
-    _probe_folder(path, holder)
+    if not nearest.is_dir():
+        raise CannotWrite(path, f"{nearest} is a file, not a folder", "choose a path inside a folder")
+    if nearest != holder and not make_parents:
+        raise CannotWrite(
+            path,
+            f"the folder {holder} does not exist",
+            f"create it first (mkdir -p {holder}) or choose another path",
+        )
+    _probe_folder(path, nearest)  # the missing folders, if any, would be made inside `nearest`
     if path.is_file():
         try:
             os.close(os.open(path, os.O_WRONLY))
         except OSError as exc:
-            raise CannotWrite(path, _reason(exc), "make it writable, or choose another path") from None
+            raise CannotWrite(
+                path, os_error_reason(exc), "make it writable, or choose another path"
+            ) from None
 
 
 def _probe_folder(path: Path, holder: Path) -> None:
-    import tempfile
+    import tempfile  # here, not at the top: `check` and `--help` never write, and start faster
 
     try:
         handle, probe = tempfile.mkstemp(dir=holder, prefix=".submitter-probe-")
     except OSError as exc:
-        raise CannotWrite(path, f"{holder}: {_reason(exc)}", "choose a folder you can write to") from None
+        raise CannotWrite(
+            path, f"{holder}: {os_error_reason(exc)}", "choose a folder you can write to"
+        ) from None
     os.close(handle)
     os.unlink(probe)
 
 
-def _reason(exc: OSError) -> str:
-    import errno
+# -- temporary files: `.NAME.<pid>-XXXXXXXX.tmp` beside NAME ------------------------------------------
 
-    known = {
-        errno.EACCES: "permission denied",
-        errno.EPERM: "not permitted (an immutable file or folder?)",
-        errno.EROFS: "read-only file system",
-        errno.ENOSPC: "no space left on the device",
-    }
-    return known.get(exc.errno or 0, exc.strerror or type(exc).__name__)
+# mkstemp's random part: eight of [a-z0-9_]. Temporaries of earlier versions had no pid in front of it.
+_OURS = re.compile(r"(?P<pid>\d+)-[a-z0-9_]{8}")
+_WITHOUT_PID = re.compile(r"[a-z0-9_]{8}")
+# /proc gives a process's start in clock ticks after boot, and boot in whole seconds: allow for both.
+_START_TIME_SLACK_S = 2.0
+
+
+def note(message: str) -> None:
+    """A remark on stderr that is neither a result nor an error (a leftover removed, a leftover seen)."""
+    print(f"note: {message}", file=sys.stderr)
+
+
+def temporary_path(target: Path) -> Path:
+    """A new, empty file beside `target` named `.NAME.<pid>-XXXXXXXX.tmp`, with the permissions a plain
+    open() would give (mkstemp makes it private). The pid lets a later run tell a leftover of a killed
+    process from the temporary of one still writing. Call it under `signals_held()` and remember the
+    name before they are let through, or an interrupt can leave the file behind unnamed."""
+    import tempfile
+
+    handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp")
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(handle, 0o666 & ~umask)
+    finally:
+        os.close(handle)
+    return Path(name)
+
+
+def remove_stale_temporaries(target: Path) -> list[Path]:
+    """Remove the temporaries of `target` that processes now gone left behind (a `kill -9`, a power
+    cut); a live process's temporary is never touched. Returns what was removed, each named on stderr.
+    Temporaries without a pid (earlier versions) are named, not removed: their writer cannot be known."""
+    prefix = f".{target.name}."
+    removed: list[Path] = []
+    try:
+        names = [
+            name for name in os.listdir(target.parent) if name.startswith(prefix) and name.endswith(".tmp")
+        ]
+    except OSError:
+        return removed  # the folder is missing or unreadable: there is nothing of ours to clean
+    for name in sorted(names):
+        middle, path = name[len(prefix) : -len(".tmp")], target.parent / name
+        if (ours := _OURS.fullmatch(middle)) is not None:
+            if left_by_gone_process(path, int(ours["pid"])):
+                _remove(path)
+                removed.append(path)
+                note(f"removed {path}, left half-written by an interrupted earlier run (pid {ours['pid']})")
+        elif _WITHOUT_PID.fullmatch(middle) is not None and _older_than_this_process(path):
+            note(
+                f"{path} looks left half-written by an interrupted run; remove it if nothing writes {target}"
+            )
+    return removed
+
+
+def left_by_gone_process(path: Path, pid: int) -> bool:
+    """Whether `path`, made by process `pid`, outlived it: no such process, a zombie, or the pid now
+    names a process started after `path` was last written (the pid was reused)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # alive, another user's
+    started, state = _process_start(pid)
+    if state == "Z":
+        return True
+    try:
+        written = path.stat().st_mtime
+    except OSError:
+        return False  # gone already (its owner finished) or unreadable: leave it
+    return started is not None and started > written + _START_TIME_SLACK_S
+
+
+def _older_than_this_process(path: Path) -> bool:
+    started, _ = _process_start(os.getpid())
+    try:
+        return started is not None and path.stat().st_mtime < started - _START_TIME_SLACK_S
+    except OSError:
+        return False
+
+
+def _process_start(pid: int) -> tuple[float | None, str | None]:
+    """When process `pid` started (seconds since the epoch) and its state letter; (None, None) where
+    /proc cannot tell (not Linux, the process just ended)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        boot = next(
+            float(line.split()[1])
+            for line in Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime")
+        )
+    except (OSError, StopIteration, IndexError, ValueError):
+        return None, None
+    # Field 22 of stat is the start time; after the command's closing parenthesis the fields start at 3.
+    return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK"), fields[0]
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+# -- atomic writes -----------------------------------------------------------------------------------
+
+_WRITE_FIX = "free space on the device or make the folder writable, then run the command again"
 
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write next to the target, then rename: readers see the old file or the new one, never half."""
-    write_bytes_atomic(path, text.encode("utf-8"))
+    write_chunks_atomic(path, (text.encode("utf-8"),))
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """As write_text_atomic, for bytes."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    import tempfile  # only writers need it; `check` starts faster without
+    write_chunks_atomic(path, (data,))
 
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+
+def write_chunks_atomic(path: Path, chunks: Iterable[bytes]) -> None:
+    """As write_text_atomic, for data made piece by piece (a large file need not be held whole).
+
+    Missing folders above `path` are made. A failure of the file system becomes CannotWrite; Ctrl-C,
+    SIGTERM or any error removes the temporary, and a leftover of a killed earlier writer is removed first."""
     try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        # mkstemp creates the file private (0600); give it the permissions a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CannotWrite(path, os_error_reason(exc), _WRITE_FIX) from None
+    remove_stale_temporaries(path)
+    temporary: Path | None = None
+    try:
+        with signals_held():  # made and named as one step: an interrupt cannot leave it unnamed
+            temporary = temporary_path(path)
+        with temporary.open("wb") as stream:
+            for chunk in chunks:
+                stream.write(chunk)
+            stream.flush()
+            os.fsync(stream.fileno())  # the rename must not publish a file whose bytes are still in memory
         os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    except BaseException as exc:  # Ctrl-C, SIGTERM or a failure: nothing half-written stays
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and _failed_writing(exc, temporary, path):
+            raise CannotWrite(path, os_error_reason(exc), _WRITE_FIX) from None
+        raise  # not this write's failure (a chunk's producer read another file), or an interrupt
+
+
+def _failed_writing(exc: OSError, temporary: Path | None, path: Path) -> bool:
+    """Whether `exc` is the write's own failure (making, filling or renaming the temporary)."""
+    return temporary is None or exc.filename in (None, str(temporary), str(path))

@@ -310,6 +310,8 @@ def test_exit_codes(tree, tmp_path):
     assert package_cli(str(tree / SUBMITTER), "--out", "out") == 2  # exists: not replaced
     assert package_cli(str(tree / SUBMITTER), "--out", "out", "--force") == 0
     assert archive.read_bytes() == before
+    assert package_cli(str(tree / SUBMITTER)) == 0  # by default into work/, which a checkout ignores
+    assert (tmp_path / "work" / "dist" / "Acme.tar.gz").read_bytes() == before
     plant(tree, f"{RESULT}/README.md", "password: 'Tr0ub4dor&3-horse'")
     assert package_cli(str(tree / SUBMITTER), "--out", "out2") == 1
     assert package_cli(str(tree / SUBMITTER), "--dry-run") == 1

@@ -253,7 +253,8 @@ def test_report_round_option_and_usage_errors(demo_tree: Path, tmp_path: Path) -
     assert missing.returncode == 2
     assert "no such directory" in missing.stderr and "Traceback" not in missing.stderr
     no_out = run_cli("report", str(demo_tree), cwd=tmp_path)
-    assert no_out.returncode == 2 and "--out" in no_out.stderr
+    assert no_out.returncode == 0, no_out.stderr  # --out defaults to work/review
+    assert (tmp_path / "work" / "review" / "review.md").is_file()
     (tmp_path / "file").write_text("x")
     onto_file = run_cli("report", str(demo_tree), "--out", str(tmp_path / "file"), cwd=tmp_path)
     assert onto_file.returncode == 2 and "is a file" in onto_file.stderr

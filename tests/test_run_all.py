@@ -26,6 +26,7 @@ from submitter.errors import SubmitterError, UsageProblem
 from submitter.rounds.models import Scenario
 from submitter.rounds.registry import load_round
 from submitter.systems.descriptor import SystemDescriptor
+from submitter.workspace import RUNS, WORK
 
 
 class Silent:
@@ -213,8 +214,8 @@ def test_a_second_run_all_for_the_same_system_is_refused(tmp_path: Path, dataset
 RUN_ALL_SERVER_SMOKE = ("run-all", "--system", "fast_cpu.json", "--scenario", "Server", "--smoke")
 
 
-def _start_run_all(tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
-    descriptor = fast_descriptor(dataset_path=str(tmp_path / "data.json"))
+def _start_run_all(tmp_path: Path, *extra: str, model: str = "synthetic") -> subprocess.Popen[str]:
+    descriptor = fast_descriptor(dataset_path=str(tmp_path / "data.json"), model_path=model)
     write_json(tmp_path / "fast_cpu.json", descriptor)
     return subprocess.Popen(
         [sys.executable, "-m", "submitter", *RUN_ALL_SERVER_SMOKE, *extra],
@@ -229,9 +230,7 @@ def _wait_for_performance_run(tmp_path: Path) -> Path:
     """The performance run's directory once LoadGen writes into it (the third and last step)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        logs = list(
-            (tmp_path / "runs").glob("fast_cpu/llama3.1-8b/Server/performance/*/mlperf_log_detail.txt")
-        )
+        logs = list((tmp_path / RUNS).glob("fast_cpu/llama3.1-8b/Server/performance/*/mlperf_log_detail.txt"))
         if logs:
             return logs[0].parent
         time.sleep(0.1)
@@ -263,8 +262,12 @@ def _gone(pid: int, timeout_s: float) -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc and relies on PR_SET_PDEATHSIG")
 def test_kill_9_midway_then_run_again_finishes_the_plan_without_redoing_valid_runs(tmp_path: Path) -> None:
-    write_dataset(tmp_path / "data.json")
-    process = _start_run_all(tmp_path)
+    # The demo model scores the accuracy run: an unscored one would make run-all exit 1.
+    made = run_cli(
+        "data", "synth", "--out", "data.json", "--samples", "64", "--demo-model", "model", cwd=tmp_path
+    )
+    assert made.returncode == 0, made.stderr
+    process = _start_run_all(tmp_path, model=str(tmp_path / "model"))
     killed_run = _wait_for_performance_run(tmp_path)
     [worker] = _workers(process.pid)
     process.kill()
@@ -281,7 +284,7 @@ def test_kill_9_midway_then_run_again_finishes_the_plan_without_redoing_valid_ru
         ("llama3.1-8b/Server/accuracy", True, True),
         ("llama3.1-8b/Server/performance", False, True),
     ]
-    runs = tmp_path / "runs"
+    runs = tmp_path / RUNS
     assert len(list(runs.glob("fast_cpu/llama3.1-8b/Server/TEST06/*"))) == 1
     assert len(list(runs.glob("fast_cpu/llama3.1-8b/Server/accuracy/*"))) == 1
     assert {path.name for path in runs.glob("fast_cpu/llama3.1-8b/Server/performance/*")} == {
@@ -308,7 +311,7 @@ def test_sigterm_records_the_run_as_interrupted_and_the_next_plan_redoes_it(tmp_
     assert process.returncode == 130, stderr
     assert "run-all interrupted after 2 of 3 runs" in stderr and "Traceback" not in stderr
     assert json.loads((killed_run / "run.json").read_text())["status"] == "interrupted"
-    assert read_events(tmp_path / "runs")[-1].event == "plan-interrupted"
+    assert read_events(tmp_path / RUNS)[-1].event == "plan-interrupted"
 
     dry = run_cli(
         *RUN_ALL_SERVER_SMOKE,
@@ -329,4 +332,4 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "9 of 9 runs to do, about" in result.stdout
     assert "llama3.1-8b Interactive performance" in result.stdout
-    assert not (tmp_path / "runs").exists()
+    assert not (tmp_path / WORK).exists()

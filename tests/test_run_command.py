@@ -14,6 +14,8 @@ from pathlib import Path
 from conftest import run_cli, write_json
 from harness_helpers import fast_descriptor
 
+from submitter.workspace import RUNS
+
 
 def systems_dir(tmp_path: Path, descriptor: dict) -> dict[str, str]:
     folder = tmp_path / "systems"
@@ -55,7 +57,7 @@ def test_run_prints_run_json_on_stdout_and_a_verdict_on_stderr(tmp_path: Path) -
     assert record["dataset"]["samples"] == 100 and record["loadgen"]["overrides"]["min_query_count"] == 100
     assert record["command_line"][:2] == ["submitter", "run"]
     assert "Offline performance: valid" in result.stderr and "not submittable" in result.stderr
-    run_json = next((tmp_path / "runs").rglob("run.json"))
+    run_json = next((tmp_path / RUNS).rglob("run.json"))
     assert json.loads(run_json.read_text()) == record
 
 
@@ -81,7 +83,7 @@ def test_a_killed_run_is_recorded_as_interrupted_never_as_complete(tmp_path: Pat
     deadline = time.monotonic() + 30
     while not detail_logs and time.monotonic() < deadline:
         time.sleep(0.2)
-        detail_logs = list((tmp_path / "runs").rglob("mlperf_log_detail.txt"))
+        detail_logs = list((tmp_path / RUNS).rglob("mlperf_log_detail.txt"))
     assert detail_logs, "LoadGen never started"
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=60)
@@ -105,10 +107,10 @@ def test_accuracy_command_scores_a_real_accuracy_run(tmp_path: Path) -> None:
         "run", "--system", "fast_cpu", "--scenario", "Offline", "--mode", "accuracy",
         "--dataset", "data.json", "--smoke", "--json", cwd=tmp_path, env=env,
     )  # fmt: skip
-    assert ran.returncode == 0, ran.stderr
-    # The synthetic engine has no tokenizer, so the run says how to evaluate it.
+    # The synthetic engine has no tokenizer: the run is logged, not scored (exit 1), and says how to score it.
+    assert ran.returncode == 1 and "logged, NOT scored" in ran.stderr, ran.stderr
     assert "submitter accuracy" in json.loads(ran.stdout)["accuracy"]["note"]
-    run_dir = next((tmp_path / "runs").rglob("run.json")).parent
+    run_dir = next((tmp_path / RUNS).rglob("run.json")).parent
     result = run_cli("accuracy", str(run_dir), "--model", "model", "--json", cwd=tmp_path)
     # Random ids decoded as "w123 w456 ..." share nothing with the English references: accuracy fails.
     assert result.returncode == 1, result.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli, write_json
-from harness_helpers import fast_descriptor
+from harness_helpers import fast_descriptor, write_dataset
 
 from submitter.evaluation.detokenize import find_tokenizer
 
@@ -43,3 +43,20 @@ def test_an_accuracy_run_against_a_model_path_that_does_not_exist_is_refused(tmp
     assert result.returncode == 2, result.stderr
     assert f"--model {model} does not exist" in result.stderr and "tokenizer.json" in result.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_an_accuracy_run_that_nothing_scored_is_not_reported_valid(tmp_path: Path) -> None:
+    systems = tmp_path / "systems"
+    systems.mkdir()
+    write_json(systems / "fast_cpu.json", fast_descriptor())
+    (tmp_path / "bare-model").mkdir()  # a model folder without the tokenizer that scores the run
+    write_dataset(tmp_path / "data.json")
+    result = run_cli(
+        "run", "--system", "fast_cpu", "--scenario", "Offline", "--mode", "accuracy", "--smoke",
+        "--model", "bare-model", "--dataset", "data.json", "--runs-dir", "runs", cwd=tmp_path,
+        env={"SUBMITTER_SYSTEMS_PATH": str(systems)},
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "Offline accuracy: logged, NOT scored" in result.stderr
+    assert "submitter accuracy" in result.stderr and ": valid" not in result.stderr
+    assert list(tmp_path.glob("runs/*/*/Offline/accuracy/*/mlperf_log_accuracy.json")), "the log is kept"

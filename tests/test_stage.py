@@ -83,6 +83,11 @@ def test_stage_builds_the_v6_tree_copies_without_touching_runs_and_checks_it(
     # Everything the check finds is what a --smoke rehearsal must lack; the rest of the tree passes.
     assert result.check is not None
     assert {finding.rule for finding in result.check.findings} == TRIAL_RULES
+    # ... and each says so: the checker's own fix ("remove it from user.conf") names settings --smoke made.
+    assert result.trial_findings == len(result.check.findings)
+    for finding in result.check.findings:
+        assert "--smoke shortened this run on purpose" in finding.fix and "user.conf" not in finding.fix
+        assert "submitter run-all --system fast_cpu` without --smoke" in finding.fix
 
 
 def test_accuracy_logs_are_truncated_like_the_official_tool_and_kept_whole_beside_the_tree(
@@ -217,3 +222,4 @@ def test_stage_command_exits_1_while_the_check_fails_and_says_so(
     document = json.loads(result.stdout)
     assert len(document["runs"]) == 9 and document["check"]["errors"] > 0
     assert "submitter check --round v6.1: FAILS with" in result.stderr
+    assert f"{document['check']['errors']} of them made by --smoke trials on purpose" in result.stderr

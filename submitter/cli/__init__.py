@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 import click
 
 from submitter import __version__
-from submitter.errors import SubmitterError
+from submitter.errors import SubmitterError, UsageProblem
+from submitter.fileio import os_error_reason
+from submitter.interrupts import EXIT_INTERRUPTED, install_terminate_as_interrupt
+
+EXIT_USAGE = UsageProblem.exit_code
 
 # Each command's module is imported only when that command runs: `submitter check` then pays for the
 # checker, not for the harness, numpy or vLLM's clients. The summary is what `--help` lists without
@@ -71,26 +77,59 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Entry point: a user's error becomes one paragraph on stderr and an exit code, never a traceback."""
+    """Entry point: a user's error becomes one paragraph on stderr and an exit code, never a traceback.
+
+    The exit codes, the same for every command: 0 ok; 1 findings, or a run or check that failed;
+    2 a usage or input error (an unknown round, system, benchmark or file, a malformed input file, a
+    destination that cannot be written); 130 interrupted by Ctrl-C or SIGTERM, after clean-up."""
+    install_terminate_as_interrupt()  # before any work, so every command cleans up on SIGTERM
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
-    except click.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_USAGE)  # click's own errors are all about the command line or the files it names
+    except (click.Abort, KeyboardInterrupt):
+        # click turns Ctrl-C (and SIGTERM, raised as Ctrl-C) into Abort once every `finally` has run.
+        click.echo("interrupted (Ctrl-C or SIGTERM); run the command again to finish its work", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     except SubmitterError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
-    except Exception as exc:
+    except OSError as exc:
+        if not _file_system_failure(exc):
+            _internal_error(exc)
         if os.environ.get("SUBMITTER_DEBUG"):
             raise
+        # A file-system failure no command foresaw (a disk filling up mid-way): named, not a traceback.
+        where = f"{exc.filename}: " if exc.filename else "a file could not be written: "
         click.echo(
-            f"internal error: {type(exc).__name__}: {exc}. This is a bug in submitter; "
-            "rerun with SUBMITTER_DEBUG=1 for the traceback and report it.",
+            f"error: {where}{os_error_reason(exc)}; check that the path exists, that you may read or "
+            "write it as the command needs, and that its device has space, then run the command again",
             err=True,
         )
-        sys.exit(1)
+        sys.exit(EXIT_USAGE)
+    except Exception as exc:
+        _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> NoReturn:
+    """A bug: one paragraph asking for a report, or the traceback with SUBMITTER_DEBUG set."""
+    if os.environ.get("SUBMITTER_DEBUG"):
+        raise exc
+    click.echo(
+        f"internal error: {type(exc).__name__}: {exc}. This is a bug in submitter; "
+        "rerun with SUBMITTER_DEBUG=1 for the traceback and report it.",
+        err=True,
+    )
+    sys.exit(1)
+
+
+# Failures of the file system itself: a full disk, a read-only mount, a refused permission.
+_FILE_SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
+
+
+def _file_system_failure(exc: OSError) -> bool:
+    """An OSError about a named file, or one of the file system's own refusals; not a bug to report."""
+    return exc.filename is not None or exc.errno in _FILE_SYSTEM_ERRNOS

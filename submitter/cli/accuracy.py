@@ -10,7 +10,8 @@ import click
 from harness.record import read_record
 from submitter.cli.output import echo_json, echo_table
 from submitter.errors import UsageProblem
-from submitter.evaluation.accuracy import write_accuracy
+from submitter.evaluation.accuracy import ACCURACY_FILES, write_accuracy
+from submitter.fileio import ensure_writable
 from submitter.rounds.registry import load_round
 
 
@@ -33,6 +34,8 @@ def accuracy(
         raise UsageProblem(f"{run_dir} has no run.json: it is not a finished `submitter run` directory")
     if record.mode != "accuracy":
         raise UsageProblem(f"{run_dir} is a {record.mode} run; evaluate an accuracy run")
+    for name in ACCURACY_FILES:  # scoring takes minutes: find out first that its results can be kept
+        ensure_writable(run_dir / name)
     tokenizer_dir = model or Path(record.engine.model)
     rules = load_round(record.round)
     report = write_accuracy(

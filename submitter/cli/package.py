@@ -11,6 +11,7 @@ from submitter.cli.output import echo_findings, echo_json
 from submitter.package import PackageReport, PackageRequest, package_tree, parse_allow_list
 from submitter.rounds.registry import available_rounds
 from submitter.rules import findings_as_json
+from submitter.workspace import DIST
 
 JSON_SCHEMA_VERSION = 1
 
@@ -21,9 +22,9 @@ JSON_SCHEMA_VERSION = 1
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("."),
+    default=DIST,
     show_default=True,
-    help="Folder for NAME.tar.gz, NAME.tar.gz.sha256 and NAME.manifest.json.",
+    help="Folder for NAME.tar.gz, NAME.tar.gz.sha256 and NAME.manifest.json (created if missing).",
 )
 @click.option("--name", help="The archive's name without .tar.gz (default: the folder's name).")
 @click.option(

@@ -9,15 +9,17 @@ import click
 from submitter.cli.output import echo_json
 from submitter.report import write_review
 from submitter.rounds.registry import available_rounds
+from submitter.workspace import REVIEW
 
 
 @click.command("report")
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option(
     "--out",
-    required=True,
+    default=REVIEW,
+    show_default=True,
     type=click.Path(path_type=Path),
-    help="Folder to write review.md and review.html into (created if missing).",
+    help="Folder to write review.md and review.html into (created if missing; not inside the tree).",
 )
 @click.option(
     "--round",

@@ -3,36 +3,58 @@
 from __future__ import annotations
 
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
+from harness import preflight
 from harness.loadgen_settings import Mode, Smoke
-from harness.runner import RunRequest, execute, plan_run
+from harness.runner import RunPlan, RunRequest, execute, plan_run, run_directory
 from submitter.cli.output import echo_json
-from submitter.errors import SubmitterError
+from submitter.errors import SubmitterError, UsageProblem
 from submitter.rounds.models import Scenario
 from submitter.rules import Severity
 from submitter.systems.catalog import descriptor_path
 from submitter.systems.descriptor import SystemDescriptor
 from submitter.systems.descriptor_rules import DESCRIPTOR_RULES
 from submitter.systems.validate import load_descriptor, validate_file
+from submitter.workspace import RUNS
 
 RUN_SCENARIOS = (Scenario.OFFLINE, Scenario.SERVER, Scenario.INTERACTIVE)
 
 
 def load_runnable_descriptor(system_id: str) -> SystemDescriptor:
-    """The descriptor named by id or path, refused while its harness setup has errors; warnings are shown."""
+    """The descriptor named by id or path, refused while its harness setup has errors; warnings are shown.
+
+    Whatever is wrong with the descriptor (not found, malformed, an unknown round) is an input error:
+    UsageProblem, exit 2."""
     path = Path(system_id) if system_id.endswith(".json") else descriptor_path(system_id)
-    descriptor = load_descriptor(path)
+    try:
+        descriptor = load_descriptor(path)
+    except UsageProblem:
+        raise
+    except SubmitterError as exc:  # not a descriptor, or not a valid one
+        raise UsageProblem(str(exc)) from None
     descriptor_rules = {rule.id for rule in DESCRIPTOR_RULES}
     findings = [finding for finding in validate_file(path) if finding.rule in descriptor_rules]
     errors = [finding.render() for finding in findings if finding.severity is Severity.ERROR]
-    if errors:
-        raise SubmitterError(f"{path} has errors; fix them before running:\n" + "\n".join(errors))
+    if errors:  # a descriptor that is wrong (an unknown round, say) is an input error: exit 2
+        raise UsageProblem(f"{path} has errors; fix them before running:\n" + "\n".join(errors))
     for finding in findings:
         click.echo(finding.render(), err=True)
     return descriptor
+
+
+def checked_plan(request: RunRequest) -> RunPlan:
+    """The run's plan, and the runs folder proved writable: every problem of both reported together."""
+    found = preflight.Problems()
+    plan = found.check(plan_run, request)
+    run_folder = run_directory(plan, datetime.now(UTC)).parent if plan is not None else None
+    found.check(preflight.check_runs_destination, request.runs_root, run_folder)
+    found.raise_if_any()
+    assert plan is not None
+    return plan
 
 
 @click.command("run")
@@ -50,7 +72,7 @@ def load_runnable_descriptor(system_id: str) -> SystemDescriptor:
     show_default=True,
     help="With --smoke: how many of the dataset's prompts (Offline makes one pass over them).",
 )
-@click.option("--runs-dir", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
+@click.option("--runs-dir", type=click.Path(path_type=Path), default=RUNS, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print run.json on stdout.")
 def run(
     system_id: str,
@@ -78,7 +100,7 @@ def run(
         progress=sys.stderr.isatty(),
         command_line=("submitter", *sys.argv[1:]),
     )
-    finished = execute(plan_run(request))
+    finished = execute(checked_plan(request))
     record = finished.record
     if as_json:
         echo_json(record.model_dump(mode="json"))
@@ -87,12 +109,14 @@ def run(
     if outcome and outcome.metric_value is not None:
         metric = f", {outcome.metric_value:,.2f} {outcome.metric_unit} ({outcome.metric})"
     verdict = "valid" if record.valid else "NOT valid"
+    if record.valid and record.unscored:
+        verdict = "logged, NOT scored"
     click.echo(
         f"{scenario} {mode}: {verdict}{metric} ({record.wall_s:.0f} s) -> {finished.run_dir}", err=True
     )
-    for problem in record.problems:
+    for problem in (*record.problems, *([record.unscored] if record.unscored else [])):
         click.echo(f"  {problem}", err=True)
     if record.not_submittable:
         click.echo(f"  not submittable: {'; '.join(record.not_submittable)}", err=True)
-    if not record.valid:
+    if not record.valid or record.unscored:
         sys.exit(1)

@@ -20,6 +20,7 @@ from harness.run_all import (
 from submitter.cli.output import echo_json, echo_table
 from submitter.cli.run import load_runnable_descriptor
 from submitter.rounds.models import Scenario
+from submitter.workspace import RUNS
 
 
 def duration(seconds: float) -> str:
@@ -48,6 +49,8 @@ def _verdict(outcome: StepOutcome) -> str:
         return f"refused: {outcome.error}"
     if outcome.record is None:
         return "no record"
+    if outcome.valid and outcome.record.unscored:
+        return f"logged, NOT scored: {outcome.record.unscored}"
     if outcome.valid:
         return "valid (kept)" if outcome.reused else "valid"
     return f"NOT valid: {outcome.record.problems[0] if outcome.record.problems else outcome.record.status}"
@@ -121,12 +124,13 @@ def _outcomes_json(campaign: Campaign, outcomes: list[StepOutcome]) -> dict[str,
     return {
         "system": campaign.request.system.id,
         "smoke": campaign.request.smoke is not None,
-        "valid": len(outcomes) == len(campaign.runs) and all(outcome.valid for outcome in outcomes),
+        "valid": len(outcomes) == len(campaign.runs) and all(_done(outcome) for outcome in outcomes),
         "runs": [
             {
                 "step": outcome.step.key,
                 "reused": outcome.reused,
                 "valid": outcome.valid,
+                "unscored": outcome.record.unscored if outcome.record else None,
                 "run_dir": str(outcome.run_dir) if outcome.run_dir else None,
                 "metric": _metric(outcome) or None,
                 "problems": outcome.record.problems if outcome.record else [outcome.error],
@@ -157,7 +161,7 @@ def _outcomes_json(campaign: Campaign, outcomes: list[StepOutcome]) -> dict[str,
 )
 @click.option("--dry-run", is_flag=True, help="Check everything and print the plan; run nothing.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first run that is not valid.")
-@click.option("--runs-dir", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
+@click.option("--runs-dir", type=click.Path(path_type=Path), default=RUNS, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the plan or the outcome as JSON on stdout.")
 def run_all(
     system_id: str,
@@ -209,5 +213,10 @@ def run_all(
             for outcome in outcomes
         ]
         echo_table(rows, headers=("run", "result", "metric", "run directory"))
-    if len(outcomes) < len(campaign.runs) or not all(outcome.valid for outcome in outcomes):
+    if len(outcomes) < len(campaign.runs) or not all(_done(outcome) for outcome in outcomes):
         sys.exit(1)
+
+
+def _done(outcome: StepOutcome) -> bool:
+    """Valid, and scored where it is an accuracy run: anything less makes run-all exit 1."""
+    return outcome.valid and outcome.record is not None and not outcome.record.unscored

@@ -12,19 +12,35 @@ from submitter.cli.run import load_runnable_descriptor
 from submitter.errors import UsageProblem
 from submitter.rounds.registry import available_rounds
 from submitter.rules import findings_as_json
-from submitter.stage import StageRequest, stage
+from submitter.stage import DIVISIONS, StageRequest, StageResult, stage
 from submitter.stage.selection import Eligibility
+from submitter.workspace import RUNS, SUBMISSION
+
+
+def _as_whom(result: StageResult) -> str:
+    identity = result.identity
+    return f" for {identity.submitter} ({identity.division} division)" if identity else ""
 
 
 @click.command("stage")
 @click.option("--system", "system_ids", multiple=True, required=True, help="Descriptor id (repeatable).")
-@click.option("--submitter", "submitter_name", required=True, help="Organisation: the submitter folder name.")
-@click.option("--division", required=True, type=click.Choice(["closed", "open"]))
+@click.option(
+    "--submitter",
+    "submitter_name",
+    help="Organisation: the submitter folder name (default: the descriptors' system.submitter).",
+)
+@click.option("--division", type=click.Choice(DIVISIONS), help="Default: the descriptors' system.division.")
 @click.option(
     "--round", "round_name", type=click.Choice(available_rounds()), help="Default: the systems' round."
 )
-@click.option("--out", required=True, type=click.Path(path_type=Path), help="Tree root to create.")
-@click.option("--runs-dir", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
+@click.option(
+    "--out",
+    default=SUBMISSION,
+    show_default=True,
+    type=click.Path(path_type=Path),
+    help="Tree root to create; its staging folder goes beside it (OUT-staging).",
+)
+@click.option("--runs-dir", type=click.Path(path_type=Path), default=RUNS, show_default=True)
 @click.option("--force", is_flag=True, help="Replace an existing tree at --out.")
 @click.option(
     "--allow-not-submittable",
@@ -39,8 +55,8 @@ from submitter.stage.selection import Eligibility
 @click.option("--json", "as_json", is_flag=True, help="Print the staged runs and the check as JSON.")
 def stage_command(
     system_ids: tuple[str, ...],
-    submitter_name: str,
-    division: str,
+    submitter_name: str | None,
+    division: str | None,
     round_name: str | None,
     out: Path,
     runs_dir: Path,
@@ -74,6 +90,8 @@ def stage_command(
             {
                 "tree": str(result.out),
                 "staging": str(result.staging_dir),
+                "submitter": result.identity.submitter if result.identity else None,
+                "division": result.identity.division if result.identity else None,
                 "round": report.rules.name,
                 "runs": [
                     {"system": run.record.system, "step": run.step.key, "run_dir": str(run.run_dir)}
@@ -92,9 +110,11 @@ def stage_command(
             click.echo(f"note: {note}")
         echo_findings(report.findings, files_checked=None)
     verdict = "passes" if not report.errors else f"FAILS with {report.errors} error(s)"
+    if result.trial_findings:
+        verdict += f", {result.trial_findings} of them made by --smoke trials on purpose"
     click.echo(
-        f"staged {result.files} files into {result.out} (originals' sha256 and full accuracy logs in "
-        f"{result.staging_dir}); submitter check --round {report.rules.name}: {verdict}",
+        f"staged {result.files} files{_as_whom(result)} into {result.out} (originals' sha256 and full "
+        f"accuracy logs in {result.staging_dir}); submitter check --round {report.rules.name}: {verdict}",
         err=True,
     )
     if report.errors:

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import click
 
+from harness.preflight import check_runs_destination
 from harness.tune import TRIAL, Trial, TuneRequest, tune_qps
 from submitter.cli.output import echo_json, echo_table
 from submitter.cli.run import load_runnable_descriptor
 from submitter.rounds.models import Scenario
+from submitter.workspace import RUNS
 
 
 def _row(trial: Trial) -> tuple[str, ...]:
@@ -80,7 +82,7 @@ HEADERS = (
 @click.option("--no-confirm", is_flag=True, help="Skip the full-length confirmation run.")
 @click.option("--dataset", type=click.Path(path_type=Path), help="Dataset JSON (default: the descriptor's).")
 @click.option("--model", help="Checkpoint directory or hub name (default: the descriptor's model_path).")
-@click.option("--runs-dir", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
+@click.option("--runs-dir", type=click.Path(path_type=Path), default=RUNS, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the trials and the result as JSON.")
 def tune(
     system_id: str,
@@ -100,6 +102,8 @@ def tune(
     """Search the highest target_qps LoadGen judges VALID (p99 TTFT and TPOT under the scenario's
     limits, by early stopping) with short trials, then confirm it with a full-length run."""
     system = load_runnable_descriptor(system_id)
+    # Every trial is a run in the runs folder: proved writable before the engine starts.
+    check_runs_destination(runs_dir, runs_dir / system.id)
     request = TuneRequest(
         system=system,
         scenario=Scenario(scenario),

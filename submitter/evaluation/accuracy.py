@@ -15,12 +15,15 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from submitter.check.accuracy_txt import parse_accuracy_txt
-from submitter.errors import SubmitterError
+from submitter.errors import SubmitterError, UsageProblem
 from submitter.evaluation.accuracy_log import first_per_sample, read_accuracy_log
 from submitter.evaluation.detokenize import Detokenizer, load_detokenizer
 from submitter.evaluation.rouge import ROUGE_TYPES, score_samples
 from submitter.fileio import write_text_atomic
 from submitter.rounds.models import AccuracyRules, BenchmarkRules
+
+# What write_accuracy writes into the run directory: the checker's input, and the verdicts.
+ACCURACY_FILES = ("accuracy.txt", "accuracy.json")
 
 
 class AccuracyResult(BaseModel):
@@ -47,16 +50,22 @@ class MetricVerdict(BaseModel):
 
 
 def reference_summaries(dataset: Path) -> list[str]:
+    """The dataset's `output` of every record; a missing or malformed dataset is an input error (exit 2)."""
     try:
         records = json.loads(dataset.read_text(encoding="utf-8"))
         return [str(record["output"]) for record in records]
     except FileNotFoundError:
-        raise SubmitterError(
+        raise UsageProblem(
             f"dataset {dataset} does not exist; pass --dataset with the run's dataset"
         ) from None
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise SubmitterError(
-            f"dataset {dataset} has no reference summaries (`output`) to score against: {exc}"
+    except IsADirectoryError:
+        raise UsageProblem(
+            f"dataset {dataset} is a directory; pass --dataset with the run's .json file"
+        ) from None
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+        raise UsageProblem(
+            f"dataset {dataset} has no reference summaries (`output`) to score against: {exc}; "
+            "pass --dataset with the dataset the run used"
         ) from None
 
 
@@ -141,6 +150,7 @@ def write_accuracy(
     result = evaluate(run_dir / "mlperf_log_accuracy.json", dataset, load_detokenizer(tokenizer_dir), workers)
     scale_to = benchmark.dataset.size if trial else None
     report = AccuracyReport(result=result, verdicts=judge(result, benchmark.accuracy, patterns, scale_to))
-    write_text_atomic(run_dir / "accuracy.txt", accuracy_txt(result))
-    write_text_atomic(run_dir / "accuracy.json", report.model_dump_json(indent=2) + "\n")
+    accuracy_txt_file, accuracy_json_file = (run_dir / name for name in ACCURACY_FILES)
+    write_text_atomic(accuracy_txt_file, accuracy_txt(result))
+    write_text_atomic(accuracy_json_file, report.model_dump_json(indent=2) + "\n")
     return report

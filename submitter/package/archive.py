@@ -4,7 +4,9 @@ Reproducible means the same tree gives the same bytes: members sorted, every tim
 0:0 with no user or group names, modes reduced to 0644/0755, and a gzip header without name or time.
 The three files are written to temporary names beside their targets and renamed into place only when
 the archive has been read back and matches the manifest; the sha256 file is renamed last, so its
-presence says the package is complete. Ctrl-C or SIGTERM removes the temporary files.
+presence says the package is complete. Ctrl-C or SIGTERM removes the temporary files; those a `kill -9`
+left (`.NAME.tar.gz.<pid>-XXXXXXXX.tmp`) are removed by the next package of the same name, once the
+process that wrote them is gone.
 
 The manifest lies beside the archive, not in it: inside, it would be a stray file in the submission
 tree that MLCommons' checker rejects, and it could not hold the archive's own checksum.
@@ -17,7 +19,6 @@ import hashlib
 import json
 import os
 import tarfile
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,7 +26,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from submitter.errors import SubmitterError
-from submitter.interrupts import terminate_as_interrupt
+from submitter.fileio import remove_stale_temporaries, temporary_path
+from submitter.interrupts import signals_held, terminate_as_interrupt
+from submitter.workspace import ARCHIVE_COMPANIONS
 
 MANIFEST_SCHEMA_VERSION = 1
 FIXED_MTIME = 0
@@ -41,10 +44,11 @@ class ArchivePaths:
 
     @classmethod
     def of(cls, out_dir: Path, name: str) -> ArchivePaths:
+        checksum_suffix, manifest_suffix = ARCHIVE_COMPANIONS
         return cls(
             archive=out_dir / f"{name}.tar.gz",
-            checksum=out_dir / f"{name}.tar.gz.sha256",
-            manifest=out_dir / f"{name}.manifest.json",
+            checksum=out_dir / f"{name}{checksum_suffix}",
+            manifest=out_dir / f"{name}{manifest_suffix}",
         )
 
     def all(self) -> tuple[Path, Path, Path]:
@@ -88,6 +92,8 @@ def _write(
     root: Path, files: Sequence[str], dirs: Iterable[str], paths: ArchivePaths, force: bool
 ) -> WrittenArchive:
     paths.archive.parent.mkdir(parents=True, exist_ok=True)
+    for target in paths.all():
+        remove_stale_temporaries(target)
     with terminate_as_interrupt(), _temporary_files() as temporary:
         archive_tmp = temporary(paths.archive)
         entries = _write_tar(root, files, _with_parents(dirs, files), archive_tmp)
@@ -229,14 +235,9 @@ def _temporary_files() -> Iterator[Callable[[Path], Path]]:
     created: list[Path] = []
 
     def temporary(target: Path) -> Path:
-        handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        os.close(handle)
-        # mkstemp creates the file private (0600); give it the permissions a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(name, 0o666 & ~umask)
-        created.append(Path(name))
-        return Path(name)
+        with signals_held():  # made and remembered as one step, so the clean-up below knows it
+            created.append(temporary_path(target))
+        return created[-1]
 
     try:
         yield temporary

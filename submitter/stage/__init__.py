@@ -1,12 +1,14 @@
 """`submitter stage`: a fresh submission tree in the round's layout, from the best run of each step.
 
-    result = stage(StageRequest(systems=[...], submitter="RedHat", division="closed", round="v6.1", out=...))
+    result = stage(StageRequest(systems=[...], round="v6.1", out=...))  # submitter, division: the systems'
 
 Raw runs are only read: files are copied, accuracy logs truncated in the copy, and every original's
 sha256 goes into a manifest beside the tree (`<out>-staging/manifest.json`, with the full accuracy
-logs under `<out>-staging/accuracy-logs/`). The tree is built in a temporary folder next to `out` and
-moved into place only when complete, so a failure or Ctrl-C never leaves half a tree nor destroys the
-previous one. The result carries `submitter check`'s report on the new tree.
+logs under `<out>-staging/accuracy-logs/`). The tree is built in a temporary folder next to `out`,
+`.<out>.staging-<pid>/`, and moved into place only when complete, so a failure or Ctrl-C never leaves
+half a tree nor destroys the previous one. What a `kill -9` leaves there is put right by the next stage
+of the same `out` once the killed process is gone: the previous tree moved back, or the folder removed.
+The result carries `submitter check`'s report on the new tree.
 """
 
 from __future__ import annotations
@@ -19,10 +21,20 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.loadgen_settings import Mode
+import msgspec
+
+from harness.loadgen_settings import Mode, Smoke
 from submitter.check.checker import CheckReport, check_tree
 from submitter.errors import SubmitterError, UsageProblem
-from submitter.fileio import write_text_atomic
+from submitter.fileio import (
+    CannotWrite,
+    ensure_writable,
+    left_by_gone_process,
+    note,
+    os_error_reason,
+    write_text_atomic,
+)
+from submitter.interrupts import signals_held
 from submitter.rounds.models import RoundRules
 from submitter.rounds.registry import load_round
 from submitter.stage import documents
@@ -30,22 +42,33 @@ from submitter.stage.selection import ChosenRun, Eligibility, choose_runs
 from submitter.stage.sources import write_sources
 from submitter.stage.truncation import accuracy_txt_with_hash, truncated_log
 from submitter.systems.descriptor import SystemDescriptor
+from submitter.workspace import RUNS, STAGING_MANIFEST, STAGING_SUFFIX
 
 ACCURACY_LOG = "mlperf_log_accuracy.json"
 ACCURACY_TXT = "accuracy.txt"
 VERIFY_FILE = "verify_accuracy.txt"
+DIVISIONS = ("closed", "open")
 
 
 @dataclass(frozen=True)
 class StageRequest:
     systems: tuple[SystemDescriptor, ...]
-    submitter: str
-    division: str
     round: str
     out: Path
-    runs_root: Path = Path("runs")
+    runs_root: Path = RUNS
     force: bool = False
     accept: Eligibility = field(default_factory=Eligibility)
+    # The submitter folder and the division; None takes the descriptors' (their official `system` block).
+    submitter: str | None = field(default=None, kw_only=True)
+    division: str | None = field(default=None, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who the tree is staged for: the submitter folder's name and the division."""
+
+    submitter: str
+    division: str
 
 
 @dataclass
@@ -56,21 +79,26 @@ class StageResult:
     notes: list[str] = field(default_factory=list)
     files: int = 0
     check: CheckReport | None = None
+    identity: Identity | None = None
+    trial_findings: int = 0  # the check's errors that --smoke trials cause by design
 
 
 def staging_dir_for(out: Path) -> Path:
-    return out.parent / f"{out.name}-staging"
+    return out.parent / f"{out.name}{STAGING_SUFFIX}"
 
 
 class _Builder:
     """Writes one tree into `root`; remembers each copied original for the manifest."""
 
-    def __init__(self, request: StageRequest, rules: RoundRules, root: Path, backup: Path) -> None:
-        self.request, self.rules, self.root, self.backup = request, rules, root, backup
+    def __init__(
+        self, request: StageRequest, identity: Identity, rules: RoundRules, root: Path, backup: Path
+    ) -> None:
+        self.request, self.identity, self.rules = request, identity, rules
+        self.root, self.backup = root, backup
         self.manifest: list[dict[str, object]] = []
 
     def path(self, template: str, system: SystemDescriptor | None = None, **names: str) -> Path:
-        values = {"division": self.request.division, "submitter": self.request.submitter, **names}
+        values = {"division": self.identity.division, "submitter": self.identity.submitter, **names}
         if system is not None:
             values["system"] = system.system_desc_id
         return self.root / template.format(**values)
@@ -124,15 +152,38 @@ class _Builder:
         self.copy(run.run_dir / ACCURACY_LOG, folder / test / "accuracy" / ACCURACY_LOG)
 
 
-def _check_identity(request: StageRequest) -> None:
-    for system in request.systems:
-        for key, asked in (("submitter", request.submitter), ("division", request.division)):
+def resolve_identity(request: StageRequest) -> Identity:
+    """The submitter and division asked for, or else the descriptors' own; either way every descriptor
+    must say the same, since the checker requires each system description to match the tree."""
+    values: dict[str, str] = {}
+    for key, asked in (("submitter", request.submitter), ("division", request.division)):
+        values[key] = _described(request.systems, key) if asked is None else asked
+        for system in request.systems:
             described = system.system.get(key)
-            if described != asked:
+            if described != values[key]:
                 raise UsageProblem(
                     f"systems/{system.id}.json says {key} {described!r}, but --{key} is {asked!r}; the "
                     "checker requires the system description to match the tree, so change one of them"
                 )
+    if values["division"] not in DIVISIONS:
+        raise UsageProblem(
+            f"the division is {values['division']!r}, but stage builds {' or '.join(DIVISIONS)} trees; "
+            "set the descriptors' division or pass --division"
+        )
+    return Identity(**values)
+
+
+def _described(systems: tuple[SystemDescriptor, ...], key: str) -> str:
+    """The one value of `key` that every descriptor's official system block holds."""
+    found = {system.id: system.system.get(key) for system in systems}
+    values = set(found.values())
+    if len(values) == 1 and isinstance(value := values.pop(), str) and value:
+        return value
+    listed = ", ".join(f"systems/{system_id}.json: {value!r}" for system_id, value in found.items())
+    raise UsageProblem(
+        f"no single {key} in the descriptors ({listed}); set the same {key} in the `system` block of "
+        f"each, or pass --{key}"
+    )
 
 
 def _notes(system: SystemDescriptor, runs: list[ChosenRun], rules: RoundRules) -> list[str]:
@@ -160,9 +211,14 @@ def _sources_commit(runs: list[ChosenRun]) -> str:
 
 
 def _build(
-    request: StageRequest, rules: RoundRules, chosen: dict[str, list[ChosenRun]], root: Path, backup: Path
+    request: StageRequest,
+    identity: Identity,
+    rules: RoundRules,
+    chosen: dict[str, list[ChosenRun]],
+    root: Path,
+    backup: Path,
 ) -> tuple[list[str], int]:
-    builder = _Builder(request, rules, root, backup)
+    builder = _Builder(request, identity, rules, root, backup)
     layout = rules.layout
     all_notes: list[str] = []
     calibration_rows = []
@@ -190,8 +246,8 @@ def _build(
                 documents.scenario_readme(
                     system,
                     scenario_runs,
-                    submitter=request.submitter,
-                    division=request.division,
+                    submitter=identity.submitter,
+                    division=identity.division,
                     rules=rules,
                     sources_dir=Path(layout.code_dir).name,
                     notes=notes,
@@ -211,10 +267,10 @@ def _build(
     files = write_sources(_sources_commit(everything), builder.path(layout.code_dir))
     builder.write_text(
         builder.path("{division}/{submitter}/documentation/" + rules.tree.calibration_file),
-        documents.calibration(request.submitter, calibration_rows),
+        documents.calibration(identity.submitter, calibration_rows),
     )
     write_text_atomic(
-        backup.parent / "manifest.json",
+        backup.parent / STAGING_MANIFEST,
         json.dumps(
             {"tree": str(request.out.resolve()), "round": rules.name, "files": builder.manifest}, indent=2
         )
@@ -223,23 +279,103 @@ def _build(
     return all_notes, files + len(builder.manifest)
 
 
-def _replace(built: Path, final: Path, force: bool) -> None:
-    """Move a finished folder into place; the previous one (with --force) goes only after that."""
+def _move_into_place(built: Path, final: Path, force: bool) -> Path:
+    """Move a finished folder to `final`; the previous one (with --force) is moved aside, to the path
+    returned, for the caller to remove once everything is in place. Call it under `signals_held()`."""
     if final.exists() and not force:
         raise UsageProblem(f"{final} exists; pass --force to replace it with a fresh tree")
-    retired = final.with_name(f".{final.name}.old-{os.getpid()}")
+    retired = _retired(final, os.getpid())
     if final.exists():
         final.rename(retired)
-    built.rename(final)
-    shutil.rmtree(retired, ignore_errors=True)
+    try:
+        built.rename(final)
+    except OSError:  # the previous folder goes back where it was
+        if retired.exists() and not final.exists():
+            retired.rename(final)
+        raise
+    return retired
+
+
+def _retired(final: Path, pid: int) -> Path:
+    return final.with_name(f".{final.name}.old-{pid}")
+
+
+def _work_dir(out: Path, pid: int) -> Path:
+    return out.parent / f".{out.name}.staging-{pid}"
+
+
+def _pid_folders(parent: Path, prefix: str) -> list[tuple[Path, int]]:
+    """The entries of `parent` named `<prefix><pid>`, with their pid."""
+    try:
+        names = sorted(os.listdir(parent))
+    except OSError:
+        return []
+    return [
+        (parent / name, int(name[len(prefix) :]))
+        for name in names
+        if name.startswith(prefix) and name[len(prefix) :].isdigit()
+    ]
+
+
+def put_right_leftovers(out: Path) -> None:
+    """Undo what a stage of `out` killed with SIGKILL left beside it, once its process is gone; a live
+    stage's folders are never touched. Each action is named on stderr."""
+    staging = staging_dir_for(out)
+    for work, pid in _pid_folders(out.parent, f".{out.name}.staging-"):
+        if not left_by_gone_process(work, pid):
+            continue
+        if not (work / "tree").exists() and (work / "staging" / STAGING_MANIFEST).is_file():
+            # Killed between the two moves: the new tree is in place, its staging folder was next.
+            with signals_held():
+                retired = _move_into_place(work / "staging", staging, force=True)
+            shutil.rmtree(retired, ignore_errors=True)
+            note(f"moved into {staging} the staging folder of the tree a killed stage (pid {pid}) finished")
+        else:
+            note(f"removed {work}, the unfinished tree of a killed stage (pid {pid})")
+        shutil.rmtree(work, ignore_errors=True)
+    for final in (out, staging):
+        for retired, pid in _pid_folders(final.parent, f".{final.name}.old-"):
+            if not left_by_gone_process(retired, pid):
+                continue
+            if final.exists() or final.is_symlink():
+                shutil.rmtree(retired, ignore_errors=True)
+                note(f"removed {retired}, a tree a killed stage (pid {pid}) had replaced")
+            else:
+                retired.rename(final)
+                note(f"restored {final}: a stage killed while replacing it (pid {pid}) had moved it aside")
+
+
+def check_destinations(out: Path) -> None:
+    """The tree, its staging folder and the folder they are built in can be written (missing folders
+    are made): refused before any run is read. Raises CannotWrite (exit 2)."""
+    ensure_writable(out, folder=True, make_parents=True)
+    ensure_writable(staging_dir_for(out), folder=True, make_parents=True)
+    ensure_writable(_work_dir(out, os.getpid()), folder=True, make_parents=True)
+
+
+def _file_problem(exc: OSError, out: Path, runs_root: Path) -> SubmitterError:
+    """A file-system failure on the way: reading a run (the runs are only read), or writing the tree."""
+    name = Path(exc.filename).resolve() if exc.filename else None
+    if name is not None and runs_root.resolve() in name.parents:
+        return UsageProblem(
+            f"cannot read {exc.filename}: {os_error_reason(exc)}; make the runs readable and stage again"
+        )
+    where = f" ({exc.filename})" if exc.filename else ""
+    return CannotWrite(
+        out,
+        f"{os_error_reason(exc)}{where}",
+        "free space or make the folder writable and stage again; the previous tree, if any, is unchanged",
+    )
 
 
 def stage(request: StageRequest) -> StageResult:
     rules = load_round(request.round)
-    _check_identity(request)
+    identity = resolve_identity(request)
     out, staging = request.out, staging_dir_for(request.out)
+    put_right_leftovers(out)
     if (out.exists() or staging.exists()) and not request.force:
         raise UsageProblem(f"{out} (or {staging}) exists; pass --force to replace it with a fresh tree")
+    check_destinations(out)
     chosen: dict[str, list[ChosenRun]] = {}
     problems: list[str] = []
     for system in request.systems:
@@ -248,15 +384,52 @@ def stage(request: StageRequest) -> StageResult:
     if problems:
         raise SubmitterError("nothing was staged:\n" + "\n".join(f"- {problem}" for problem in problems))
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = out.parent / f".{out.name}.staging-{os.getpid()}"
-    shutil.rmtree(work, ignore_errors=True)
+    work = _work_dir(out, os.getpid())
+    replaced: list[Path] = []
     try:
-        notes, files = _build(request, rules, chosen, work / "tree", work / "staging" / "accuracy-logs")
-        _replace(work / "tree", out, request.force)
-        _replace(work / "staging", staging, request.force)
+        shutil.rmtree(work, ignore_errors=True)  # an earlier process of this pid's, long gone
+        work.mkdir(parents=True)
+        notes, files = _build(
+            request, identity, rules, chosen, work / "tree", work / "staging" / "accuracy-logs"
+        )
+        with signals_held():  # the tree and its staging folder move as one step: they stay a pair
+            for built, final in ((work / "tree", out), (work / "staging", staging)):
+                replaced.append(_move_into_place(built, final, request.force))
+    except OSError as exc:
+        raise _file_problem(exc, out, request.runs_root) from None
     finally:
+        for previous in replaced:
+            shutil.rmtree(previous, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
     result = StageResult(out, staging, [run for runs in chosen.values() for run in runs], notes, files)
-    result.check = check_tree(out, rules.name)
+    result.identity = identity
+    result.check, result.trial_findings = _trials_named(check_tree(out, rules.name), identity, chosen)
     return result
+
+
+def _trials_named(
+    report: CheckReport, identity: Identity, chosen: dict[str, list[ChosenRun]]
+) -> tuple[CheckReport, int]:
+    """The check's findings, with those a --smoke trial causes on purpose (fewer samples, a shorter run)
+    saying so, and how many they are: the fix the checker gives ("remove it from user.conf") would send
+    a user after settings that --smoke made, not they."""
+    trials = {
+        f"{identity.division}/{identity.submitter}/{run.record.system_desc_id}/{run.step.benchmark}/"
+        f"{run.step.scenario}": system_id
+        for system_id, runs in chosen.items()
+        for run in runs
+        if run.trial
+    }
+    findings, named = [], 0
+    for finding in report.findings:
+        if finding.result in trials and finding.field in Smoke.SHORTENED_FIELDS:
+            finding = msgspec.structs.replace(finding, fix=_TRIAL_FIX.format(system=trials[finding.result]))
+            named += 1
+        findings.append(finding)
+    return msgspec.structs.replace(report, findings=findings), named
+
+
+_TRIAL_FIX = (
+    "none for a rehearsal: --smoke shortened this run on purpose (staged with --allow-trials); for a "
+    "result that passes, run `submitter run-all --system {system}` without --smoke and stage again"
+)

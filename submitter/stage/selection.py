@@ -24,6 +24,7 @@ class ChosenRun:
     step: Step
     run_dir: Path
     record: RunRecord
+    trial: bool = False  # a --smoke run: shortened on purpose, so the check fails where it falls short
 
     @property
     def metric(self) -> float | None:
@@ -60,8 +61,7 @@ class Eligibility:
         evidence = _EVIDENCE.get(record.mode)
         if evidence and not (run_dir / evidence[0]).is_file():
             return Rejection(f"has no {evidence[0]}", evidence[1].format(run_dir=run_dir))
-        trial = bool(record.loadgen.overrides) or record.dataset.get("samples") != dataset_size
-        if trial and not self.trials:
+        if is_trial(record, dataset_size) and not self.trials:
             return Rejection(
                 f"a --smoke trial ({record.dataset.get('samples')} samples, LoadGen settings overridden)",
                 f"{again} without --smoke for a submission, or stage the trials with --allow-trials to "
@@ -75,6 +75,11 @@ class Eligibility:
                 "official result)",
             )
         return None
+
+
+def is_trial(record: RunRecord, dataset_size: int) -> bool:
+    """A --smoke run: LoadGen settings overridden, or fewer records than the benchmark's data set."""
+    return bool(record.loadgen.overrides) or record.dataset.get("samples") != dataset_size
 
 
 def _records(folder: Path) -> list[tuple[Path, RunRecord]]:
@@ -103,7 +108,7 @@ def choose_runs(
         for run_dir, record in runs:
             rejection = accept.why_not(system.id, run_dir, record, size)
             if rejection is None:
-                eligible.append(ChosenRun(step, run_dir, record))
+                eligible.append(ChosenRun(step, run_dir, record, trial=is_trial(record, size)))
             else:
                 newest = (run_dir, rejection)
         if not eligible:
