@@ -47,6 +47,10 @@ def read_json(path: Path) -> Any:
         raise UsageProblem(f"{path} cannot be read (permission denied)") from None
     except UnicodeDecodeError as exc:
         raise JsonFileError(path, f"is not UTF-8 text (byte {exc.start})", "save it as UTF-8 JSON") from None
+    if text.startswith("\ufeff"):  # json refuses it; an editor's "UTF-8 with BOM" is the usual cause
+        raise JsonFileError(
+            path, "starts with a byte-order mark (BOM)", "save it as UTF-8 without a BOM", line=1
+        )
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -173,6 +173,21 @@ def test_user_folders_come_before_shipped_descriptors(tmp_path):
     assert json.loads(result.stdout)["system_desc_id"] == "Mine_1xSynthetic"
 
 
+def test_an_unknown_id_names_a_search_folder_that_does_not_exist(tmp_path):
+    env = {"SUBMITTER_SYSTEMS_PATH": str(tmp_path / "my-systems")}  # a typo, or never created
+    result = run_cli("systems", "show", "mine", cwd=tmp_path, env=env)
+    assert result.returncode == 2
+    assert f"$SUBMITTER_SYSTEMS_PATH names {tmp_path / 'my-systems'}: not a folder" in result.stderr
+
+
+def test_a_descriptor_saved_with_a_byte_order_mark_is_named_so(tmp_path):
+    path = tmp_path / "demo_cpu.json"
+    path.write_bytes(b"\xef\xbb\xbf" + descriptor_path("demo_cpu").read_bytes())
+    result = run_cli("systems", "validate", str(path), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "starts with a byte-order mark (BOM); fix: save it as UTF-8 without a BOM" in result.stdout
+
+
 def test_show_official_of_an_incomplete_system_is_one_clear_error(tmp_path):
     result = run_cli("systems", "show", "dell_xe8640_h100", "--official", cwd=tmp_path)
     assert result.returncode == 1

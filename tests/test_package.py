@@ -300,6 +300,8 @@ def test_exit_codes(tree, tmp_path):
     assert package_cli(str(tmp_path / "nowhere")) == 2
     assert package_cli(str(tree / SUBMITTER / "src" / "harness.py")) == 2
     assert package_cli(str(tree / SUBMITTER), "--allow", "HYG-SYMLINK") == 2
+    assert package_cli(str(tree / SUBMITTER), "--name", "") == 2
+    assert package_cli(str(tree / SUBMITTER), "--name", "../escape") == 2
     assert package_cli(str(tree / SUBMITTER), "--out", str(tree / SUBMITTER / "dist")) == 2
     assert not (tree / SUBMITTER / "dist").exists()
     (tmp_path / "a_file").write_text("")

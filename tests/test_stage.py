@@ -183,6 +183,21 @@ def test_restaging_needs_force_and_replaces_the_tree_whole(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["tree", "tree-staging"]
 
 
+def test_a_run_whose_record_cannot_be_read_is_named_not_passed_over_in_silence(
+    runs: tuple[dict[str, Any], Path], tmp_path: Path
+) -> None:
+    descriptor, _ = runs
+    broken = tmp_path / "runs" / "fast_cpu" / "llama3.1-8b" / "Offline" / "TEST06" / "20990101T000000Z"
+    broken.mkdir(parents=True)
+    (broken / "run.json").write_text("{")
+    with pytest.raises(SubmitterError) as raised:
+        stage(request(descriptor, tmp_path / "runs", tmp_path / "tree"))
+    first = str(raised.value).splitlines()[1]
+    assert first.startswith("- fast_cpu llama3.1-8b Offline TEST06: no eligible run in"), first
+    assert "of 1 run(s) there, the newest is 20990101T000000Z" in first
+    assert "is not a run record this version can read" in first and "remove the folder" in first
+
+
 def test_trials_and_demo_runs_are_refused_unless_asked_for(
     runs: tuple[dict[str, Any], Path], tmp_path: Path
 ) -> None:

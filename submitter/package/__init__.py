@@ -120,7 +120,7 @@ def package_tree(request: PackageRequest) -> PackageReport:
 
 
 def archive_name(request: PackageRequest) -> str:
-    name = request.name or request.path.resolve().name
+    name = request.path.resolve().name if request.name is None else request.name
     if not ARCHIVE_NAME.fullmatch(name):
         raise UsageProblem(
             f"{name!r} cannot name an archive; pass --name with letters, digits, '.', '_' or '-'"

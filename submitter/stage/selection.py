@@ -82,16 +82,19 @@ def is_trial(record: RunRecord, dataset_size: int) -> bool:
     return bool(record.loadgen.overrides) or record.dataset.get("samples") != dataset_size
 
 
-def _records(folder: Path) -> list[tuple[Path, RunRecord]]:
-    found = []
+def _records(folder: Path) -> tuple[list[tuple[Path, RunRecord]], list[tuple[Path, Rejection]]]:
+    """The finished runs in `folder`, and those whose run.json cannot be read (never candidates)."""
+    found, unreadable = [], []
     for record_path in sorted(folder.glob(f"*/{RUN_RECORD}")):
         try:
             record = read_record(record_path.parent)
-        except SubmitterError:
-            continue  # a record this version cannot read is not a candidate; `run-all --dry-run` names it
+        except SubmitterError as exc:
+            remedy = "run it again (`submitter run-all` does), or remove the folder"
+            unreadable.append((record_path.parent, Rejection(str(exc), remedy)))
+            continue
         if record is not None:
             found.append((record_path.parent, record))
-    return found
+    return found, unreadable
 
 
 def choose_runs(
@@ -103,8 +106,8 @@ def choose_runs(
         folder = runs_root / system.id / step.benchmark / step.scenario / step.mode
         size = rules.benchmark(step.benchmark).dataset.size
         eligible: list[ChosenRun] = []
-        newest: tuple[Path, Rejection] | None = None
-        runs = _records(folder)
+        runs, unreadable = _records(folder)
+        newest = unreadable[-1] if unreadable else None
         for run_dir, record in runs:
             rejection = accept.why_not(system.id, run_dir, record, size)
             if rejection is None:
@@ -112,7 +115,7 @@ def choose_runs(
             else:
                 newest = (run_dir, rejection)
         if not eligible:
-            problems.append(_no_eligible_run(system.id, step, folder, len(runs), newest))
+            problems.append(_no_eligible_run(system.id, step, folder, len(runs) + len(unreadable), newest))
             continue
         if step.mode is Mode.PERFORMANCE:
             chosen.append(max(eligible, key=lambda run: run.metric or 0.0))

@@ -32,7 +32,9 @@ def descriptor_path(system_id: str) -> Path:
     known = find_descriptors()
     if system_id in known:
         return known[system_id]
+    missing = [str(folder) for folder in descriptor_dirs() if not folder.is_dir()]
+    unread = f" (${SEARCH_PATH_VARIABLE} names {', '.join(missing)}: not a folder)" if missing else ""
     raise UsageProblem(
-        f"no system descriptor with id {system_id!r}; known ids: {', '.join(known) or 'none'}. "
+        f"no system descriptor with id {system_id!r}; known ids: {', '.join(known) or 'none'}{unread}. "
         f"Add <id>.json to a folder named in ${SEARCH_PATH_VARIABLE}, or pass the file's path"
     )
