@@ -30,8 +30,54 @@ class JsonFileError(UsageProblem):
         super().__init__(f"{where}: {reason}; {fix}")
 
 
-def json_error_reason(exc: json.JSONDecodeError) -> str:
-    return f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+# No system description, measurements or results file nests beyond a handful of levels. Deeper data that
+# json.loads still takes (it stops near Python's recursion limit, ~1000) would crash whatever walks it
+# later (a renderer, repr, json.dumps): it is refused when read.
+MAX_JSON_DEPTH = 100
+
+
+class NestedTooDeeply(ValueError):
+    """JSON that nests lists or objects more than MAX_JSON_DEPTH levels deep."""
+
+
+def load_json_text(text: str) -> Any:
+    """json.loads, bounded: raises ValueError (JSONDecodeError; NestedTooDeeply; an integer longer than
+    Python converts, 4300 digits by default) or RecursionError (nesting json.loads itself cannot follow)."""
+    data = json.loads(text)
+    if _deeper_than(data, MAX_JSON_DEPTH):
+        raise NestedTooDeeply(f"nested more than {MAX_JSON_DEPTH} levels deep")
+    return data
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Iterative, so that measuring the depth cannot hit the recursion limit it guards against."""
+    stack = [(data, 1)] if isinstance(data, dict | list) else []
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def json_error_reason(exc: ValueError | RecursionError) -> str:
+    """Why a text is not JSON that can be read: its syntax (where), its nesting, or a number too long."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+    if isinstance(exc, RecursionError | NestedTooDeeply):
+        return f"is nested too deeply to read (lists or objects more than {MAX_JSON_DEPTH} levels deep)"
+    # int()'s guard against slow conversions: "Exceeds the limit (4300 digits) for integer string conversion".
+    return f"cannot be read as JSON ({str(exc).partition(';')[0]})"
+
+
+def json_error_fix(exc: ValueError | RecursionError) -> str:
+    """How to mend a text `json_error_reason` explains."""
+    if isinstance(exc, json.JSONDecodeError):
+        return "correct the JSON syntax"
+    if isinstance(exc, RecursionError | NestedTooDeeply):
+        return f"write it with at most {MAX_JSON_DEPTH} levels of nesting, as the tool that made it does"
+    return "write the number with fewer digits (no count or measurement needs thousands)"
 
 
 def read_json(path: Path) -> Any:
@@ -52,7 +98,7 @@ def read_json(path: Path) -> Any:
             path, "starts with a byte-order mark (BOM)", "save it as UTF-8 without a BOM", line=1
         )
     try:
-        return json.loads(text)
+        return load_json_text(text)
     except json.JSONDecodeError as exc:
         raise JsonFileError(
             path,
@@ -60,6 +106,9 @@ def read_json(path: Path) -> Any:
             "correct the syntax (a trailing comma or a missing quote is the usual cause)",
             line=exc.lineno,
         ) from None
+    except (ValueError, RecursionError) as exc:
+        fix = "write shorter numbers, and lists or objects less deeply nested"
+        raise JsonFileError(path, json_error_reason(exc), fix) from None
 
 
 class CannotWrite(UsageProblem):

@@ -47,12 +47,16 @@ def kind_of(mode: int) -> str:
     return next((kind for test, kind in _KINDS if test(mode)), "a regular file")
 
 
-def open_regular(path: Path) -> BinaryIO:
-    """`path` opened for binary reading, following links, or NotARegularFile before any byte is read.
+def open_regular(path: Path, *, follow_links: bool = True) -> BinaryIO:
+    """`path` opened for binary reading, or NotARegularFile before any byte is read.
 
     O_NONBLOCK lets the open of a FIFO without a writer return at once (a plain open would wait for one);
-    for a regular file it changes nothing."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    for a regular file it changes nothing. Without `follow_links`, a symbolic link is refused (OSError
+    ELOOP): a file swapped for a link since it was listed is not read through it."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    descriptor = os.open(path, flags)
     try:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):

@@ -476,8 +476,13 @@ def test_missing_files_are_problems_and_values_still_come() -> None:
         ("{", "is not valid JSON: Expecting property name enclosed in double quotes at line 1 column 2"),
         ("", "is not valid JSON: Expecting value at line 1 column 1"),
         ("\ufeff{}", "is not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) at line 1 column 1"),
-        ("1" * 5000, "cannot be read as JSON (ValueError)"),
-        ("[" * 100_000, "cannot be read as JSON (RecursionError)"),
+        (
+            "1" * 5000,
+            "cannot be read as JSON (Exceeds the limit (4300 digits) for integer string conversion: "
+            "value has 5000 digits)",
+        ),
+        ("[" * 100_000, "is nested too deeply to read (lists or objects more than 100 levels deep)"),
+        ("[" * 101 + "]" * 101, "is nested too deeply to read (lists or objects more than 100 levels deep)"),
         ("[1, 2]", "is not a JSON object"),
         ("null", "is not a JSON object"),
         ('"text"', "is not a JSON object"),

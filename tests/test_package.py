@@ -137,7 +137,7 @@ def test_a_planted_60_mb_file_is_found(tree, tmp_path):
         f"{RESULT}/performance/run_1/mlperf_log_trace.json",
     )
     assert "60.0 MB, over the 50 MB limit" in finding.message
-    assert report.binary_files == [f"{RESULT}/performance/run_1/mlperf_log_trace.json"]  # zeros: not text
+    assert report.too_large_files == [f"{RESULT}/performance/run_1/mlperf_log_trace.json"]  # never read
     assert report.written is None and not (tmp_path / "out").exists()
 
 

@@ -153,6 +153,10 @@ def _yaml(path: str, text: str) -> JsonFile:
     try:
         return JsonFile(path, yaml.safe_load(text))
     except yaml.YAMLError as exc:
-        return JsonFile(path, problem=f"is not valid YAML ({type(exc).__name__})")
+        return JsonFile(
+            path, problem=f"is not valid YAML ({type(exc).__name__})", fix="correct the YAML syntax"
+        )
     except RecursionError:
         return JsonFile(path, problem="is nested too deeply to read")
+    except ValueError as exc:  # PyYAML's int() of a number past Python's 4300 digits, or a 13th month
+        return JsonFile(path, problem=f"is not valid YAML ({str(exc).partition(';')[0]})")

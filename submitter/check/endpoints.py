@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from submitter.check.mlperf_log import DetailLog, LogRecord
-from submitter.fileio import json_error_reason
+from submitter.fileio import json_error_reason, load_json_text
 
 
 class _Field(NamedTuple):
@@ -192,11 +191,9 @@ def read_audit(text: str | None, path: str) -> AuditOutcome:
 
 def _read_json(text: str, where: str, problems: list[str]) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
+        return load_json_text(text)
+    except (ValueError, RecursionError) as exc:  # syntax, nesting, an integer past int()'s digits
         problems.append(f"{where}: {json_error_reason(exc)}")
-    except (ValueError, RecursionError) as exc:  # integers past 4300 digits, nesting past the stack
-        problems.append(f"{where}: cannot be read as JSON ({type(exc).__name__})")
     return _UNREADABLE
 
 

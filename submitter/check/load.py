@@ -3,16 +3,17 @@
 This is the only module of the checker that touches the disk. A file that cannot be read or parsed
 is recorded as such (its rule reports it); nothing raises for bad content. Symbolic links are
 followed, as the official checker follows them (a `src` link to `code` is a code folder), and noted
-so that the hygiene rules can name them.
+so that the hygiene rules can name them. What is not a regular file (a FIFO, a socket, a device, or a
+link to one) is noted by the walk and never opened: reading a FIFO would block forever.
 """
 
 from __future__ import annotations
 
 import errno
-import json
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,14 @@ from msgspec import Struct
 from submitter.check.accuracy_txt import AccuracyFile, parse_accuracy_txt
 from submitter.check.mlperf_log import DetailLog, parse_detail_log
 from submitter.check.tree import ResultEntry, Scope
-from submitter.fileio import json_error_reason
+from submitter.fileio import json_error_fix, json_error_reason, load_json_text
+from submitter.regular_files import NotARegularFile, TooLarge, kind_of, read_regular
 from submitter.rounds.models import BenchmarkRules, Layout, RoundRules
 
 ENDPOINTS_CONFIG_FILES = ("config.yaml", "config.yml")
+# The most the checker reads of one file: five times the 50 MB a round allows a file of an upload
+# (HYG-FILE-SIZE). A larger file cannot be uploaded, and reading it whole would cost gigabytes of memory.
+READ_LIMIT = 256 * 1024 * 1024
 
 
 class LinkState(StrEnum):
@@ -42,7 +47,11 @@ class FileIndex(Struct, frozen=True):
     symlinks: Mapping[str, LinkState]
     listing: Mapping[str, tuple[str, ...]]  # folder -> the names of the files in it, sorted
     empty_dirs: frozenset[str]  # folders with nothing in them at all
-    root_files: tuple[str, ...] = ()  # files beside closed/ open/ network/, when the whole tree is checked
+    root_files: Mapping[str, int] = {}  # files beside closed/ open/ network/ (-> size), for a whole tree
+    # Files that are not regular files, path -> what they are ("a named pipe (FIFO)"); they are in
+    # `files` too (size 0), so that rules looking for a file find it, and nothing opens them.
+    special: Mapping[str, str] = {}
+    unwalked: Mapping[str, str] = {}  # folder -> why the walk stopped there (far too many entries)
 
     def has_file(self, path: str) -> bool:
         return path in self.files
@@ -63,6 +72,9 @@ class _Walk:
         self.symlinks: dict[str, LinkState] = {}
         self.listing: dict[str, tuple[str, ...]] = {}
         self.empty: set[str] = set()
+        self.special: dict[str, str] = {}
+        self.unwalked: dict[str, str] = {}  # folder -> why the walk stopped there
+        self.walked = 0  # entries listed so far, against MAX_WALKED_ENTRIES
         self._identity: dict[str, tuple[int, int]] = {}
 
     def copy_folder(self, walked: str, link: str) -> None:
@@ -74,11 +86,16 @@ class _Walk:
         self.files.update({link + p[cut:]: size for p, size in self.files.items() if p.startswith(inside)})
         self.dirs.update([link + p[cut:] for p in self.dirs if p.startswith(inside)])
         self.symlinks.update({link + p[cut:]: s for p, s in self.symlinks.items() if p.startswith(inside)})
+        self.special.update({link + p[cut:]: k for p, k in self.special.items() if p.startswith(inside)})
         self.listing[link] = self.listing[walked]
         self.listing.update({link + p[cut:]: n for p, n in self.listing.items() if p.startswith(inside)})
         if walked in self.empty:
             self.empty.add(link)
         self.empty.update([link + p[cut:] for p in self.empty if p.startswith(inside)])
+
+    def add_special(self, path: str, kind: str) -> None:
+        self.files[path] = 0
+        self.special[path] = kind
 
     def identities(self, folders: list[str]) -> set[tuple[int, int]]:
         """(device, inode) of each folder, each stat'ed once."""
@@ -92,6 +109,11 @@ class _Walk:
         return {self._identity[folder] for folder in folders if folder in self._identity}
 
 
+# A published tree holds a few thousand files; a walk past this many entries has followed a link out of
+# the tree into something vast (a link to /usr, to /proc) and stops, with a finding, instead of running on.
+MAX_WALKED_ENTRIES = 200_000
+
+
 def index_files(scope: Scope) -> FileIndex:
     walk = _Walk()
     tops = [scope.root / division for division in scope.divisions if (scope.root / division).is_dir()]
@@ -100,30 +122,70 @@ def index_files(scope: Scope) -> FileIndex:
     for top in tops:
         relative = top.relative_to(scope.root).as_posix()
         walk.dirs.add(relative)
-        _walk(str(top), relative, [], walk)
-    root_files: tuple[str, ...] = ()
+        # The folders above the walk: a link to one of them (`/`, `..`) loops back onto the tree itself.
+        above = [str(folder) for folder in reversed(top.resolve().parents)]
+        _walk(str(top), relative, above, walk)
+    root_files: dict[str, int] = {}
     if scope.submitter is None and len(scope.divisions) > 1:
-        root_files = tuple(sorted(child.name for child in scope.root.iterdir() if child.is_file()))
+        root_files = _root_files(scope.root, walk)
     return FileIndex(
-        walk.files, frozenset(walk.dirs), walk.symlinks, walk.listing, frozenset(walk.empty), root_files
+        walk.files,
+        frozenset(walk.dirs),
+        walk.symlinks,
+        walk.listing,
+        frozenset(walk.empty),
+        root_files,
+        walk.special,
+        walk.unwalked,
     )
 
 
-def _walk(folder: str, relative: str, ancestry: list[str], walk: _Walk) -> None:
+@dataclass
+class _Folder:
+    """A folder being walked: its remaining entries and the names of the files found so far."""
+
+    relative: str
+    entries: Iterator[os.DirEntry[str]]
+    names: list[str] = field(default_factory=list)
+
+
+def _walk(top: str, relative: str, ancestry: list[str], walk: _Walk) -> None:
     """Depth first, through links to folders, stopping where a link leads back into its own ancestry.
 
-    `ancestry` holds the folders walked down to this one; they are identified (stat) only when a link to a
-    folder needs it, which keeps large code folders cheap to walk."""
-    try:
-        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-    except OSError:
-        return
-    if not entries:
-        walk.empty.add(relative)
-    ancestry.append(folder)
-    names = []
-    for entry in entries:
-        path = f"{relative}/{entry.name}"
+    Iterative, so that folders nested thousands deep cannot exhaust Python's recursion. `ancestry` holds
+    the folders walked down to the current one; they are identified (stat) only when a link to a folder
+    needs it, which keeps large code folders cheap to walk."""
+    stack: list[_Folder] = []
+
+    def enter(folder: str, relative: str) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            return
+        if not entries:
+            walk.empty.add(relative)
+        walk.walked += len(entries)
+        ancestry.append(folder)
+        stack.append(_Folder(relative, iter(entries)))
+
+    enter(top, relative)
+    while stack:
+        current = stack[-1]
+        entry = next(current.entries, None)
+        if entry is None:
+            stack.pop()
+            ancestry.pop()
+            walk.listing[current.relative] = tuple(current.names)
+            continue
+        if walk.walked > MAX_WALKED_ENTRIES:
+            walk.unwalked[current.relative] = (
+                f"holds more than {MAX_WALKED_ENTRIES:,} files and folders with what lies below it, so "
+                "the rest was not read (a symbolic link out of the tree?)"
+            )
+            for folder in stack:  # what was found so far stays listed
+                walk.listing[folder.relative] = tuple(folder.names)
+            return
+        path = f"{current.relative}/{entry.name}"
         if entry.is_symlink():
             state, target = _link(entry.path)
             walk.symlinks[path] = state
@@ -134,25 +196,46 @@ def _walk(folder: str, relative: str, ancestry: list[str], walk: _Walk) -> None:
                     walk.symlinks[path] = LinkState.LOOP
                     continue
                 walk.dirs.add(path)
-                sibling = f"{relative}/{_link_text(entry.path)}"
+                sibling = f"{current.relative}/{_link_text(entry.path)}"
                 if sibling in walk.listing and sibling not in walk.symlinks:
                     walk.copy_folder(sibling, path)  # `src -> code`: the same folder, walked once
                 else:
-                    _walk(entry.path, path, ancestry, walk)
+                    enter(entry.path, path)
             elif stat.S_ISREG(target.st_mode):
                 walk.files[path] = target.st_size
-                names.append(entry.name)
+                current.names.append(entry.name)
+            else:
+                walk.add_special(path, f"a symbolic link to {kind_of(target.st_mode)}")
+                current.names.append(entry.name)
         elif entry.is_dir(follow_symlinks=False):
             walk.dirs.add(path)
-            _walk(entry.path, path, ancestry, walk)
-        elif entry.is_file(follow_symlinks=False):
+            enter(entry.path, path)
+        else:
             try:
-                walk.files[path] = entry.stat(follow_symlinks=False).st_size
+                status = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            names.append(entry.name)
-    ancestry.pop()
-    walk.listing[relative] = tuple(names)
+            if stat.S_ISREG(status.st_mode):
+                walk.files[path] = status.st_size
+            else:
+                walk.add_special(path, kind_of(status.st_mode))
+            current.names.append(entry.name)
+
+
+def _root_files(root: Path, walk: _Walk) -> dict[str, int]:
+    """The files beside the division folders (name -> size); a pipe or device there is special too."""
+    files: dict[str, int] = {}
+    for entry in sorted(os.scandir(root), key=lambda entry: entry.name):
+        try:
+            status = entry.stat()  # through a link: what it leads to is what would be read
+        except OSError:
+            continue
+        if stat.S_ISREG(status.st_mode):
+            files[entry.name] = status.st_size
+        elif not stat.S_ISDIR(status.st_mode):
+            files[entry.name] = 0
+            walk.special[entry.name] = kind_of(status.st_mode)
+    return files
 
 
 def _link_text(path: str) -> str:
@@ -173,6 +256,7 @@ class JsonFile(Struct, frozen=True):
     path: str
     data: Any = None
     problem: str | None = None  # why it could not be read; None when `data` holds the content
+    fix: str = "restore the file as written by the tool that made it"  # how to mend `problem`
 
 
 class TreeReader:
@@ -181,7 +265,9 @@ class TreeReader:
     def __init__(self, root: Path, index: FileIndex) -> None:
         self.root = root
         self.index = index
-        self.problems: dict[str, str] = {}
+        # Every file that is not a regular one is reported, read or not: no upload can hold it.
+        self.problems: dict[str, str] = {path: not_regular(kind) for path, kind in index.special.items()}
+        self.problems.update(index.unwalked)
         self._texts: dict[str, str | None] = {}
         self._logs: dict[str, DetailLog | None] = {}
 
@@ -191,13 +277,17 @@ class TreeReader:
         return self._texts[path]
 
     def data(self, path: str) -> bytes | None:
-        if not self.index.has_file(path):
+        if not self.index.has_file(path) or path in self.index.special:
             return None
         try:
-            return (self.root / path).read_bytes()
+            return read_regular(self.root / path, READ_LIMIT)
+        except NotARegularFile as exc:  # it became one since the walk
+            self.problems[path] = not_regular(exc.kind)
+        except TooLarge as exc:
+            self.problems[path] = f"is larger than {exc.limit:,} bytes, more than the checker reads"
         except OSError as exc:
             self.problems[path] = f"cannot be read ({exc.strerror})"
-            return None
+        return None
 
     def _read(self, path: str) -> str | None:
         raw = self.data(path)
@@ -218,11 +308,9 @@ class TreeReader:
             problem = self.problems.get(path)
             return JsonFile(path, problem=problem) if problem else None
         try:
-            return JsonFile(path, json.loads(text))
-        except json.JSONDecodeError as exc:
-            return JsonFile(path, problem=json_error_reason(exc))
-        except (ValueError, RecursionError) as exc:
-            return JsonFile(path, problem=f"cannot be read as JSON ({type(exc).__name__})")
+            return JsonFile(path, load_json_text(text))
+        except (ValueError, RecursionError) as exc:  # syntax, nesting, an integer past int()'s digits
+            return JsonFile(path, problem=json_error_reason(exc), fix=json_error_fix(exc))
 
     def detail_log(self, path: str) -> DetailLog | None:
         """Parsed once: round detection and the result's own loading ask for the same log."""
@@ -230,6 +318,10 @@ class TreeReader:
             text = self.text(path)
             self._logs[path] = None if text is None else parse_detail_log(text, path)
         return self._logs[path]
+
+
+def not_regular(kind: str) -> str:
+    return f"is {kind}, not a regular file"
 
 
 class AuditFiles(Struct, frozen=True):

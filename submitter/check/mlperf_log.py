@@ -9,14 +9,23 @@ becomes a `LogProblem` (fatal), a skipped line a stray line, so one garbled line
 from __future__ import annotations
 
 import json
+import re
+import sys
 from typing import Any
 
 import msgspec
 from msgspec import Struct
 
+from submitter.fileio import json_error_reason
+
 MLLOG_PREFIX = ":::MLLOG "
 EMPTY = "is empty"  # the problem of a log with nothing in it
 MARKERS = (":::MLLOG", ":::ENDPTS")
+NOT_A_RECORD = "is not valid JSON with a key"
+# int() converts no longer integer (Python 3.11's guard; 0 turns it off): a value with a run of more digits
+# is decoded when the log is read, so that it becomes a finding rather than an error when a rule reads it.
+_MAX_DIGITS = sys.get_int_max_str_digits()
+_LONG_DIGITS = re.compile(rb"\d{%d}" % (_MAX_DIGITS + 1))
 
 
 class LogRecord(Struct, frozen=True):
@@ -80,8 +89,8 @@ def parse_detail_log(text: str, path: str) -> DetailLog:
                 stray.append(number)
             continue
         record = _record(line[len(marker) :], number)
-        if record is None:
-            problems.append(LogProblem(number, "holds a :::MLLOG record that is not valid JSON with a key"))
+        if isinstance(record, str):
+            problems.append(LogProblem(number, f"holds a :::MLLOG record that {record}"))
             continue
         records.setdefault(record.key, record)
         if record.is_error:
@@ -102,16 +111,22 @@ class _Payload(Struct):
 _DECODE = msgspec.json.Decoder(_Payload).decode
 
 
-def _record(payload: str, number: int) -> LogRecord | None:
+def _record(payload: str, number: int) -> LogRecord | str:
+    """The line's record, or why it cannot be read."""
     try:
         data = _DECODE(payload)
     except msgspec.MsgspecError:
         # What msgspec refuses (NaN, numbers beyond a double, lone surrogates, not an object) goes the
         # official checker's way: json.loads decides.
         return _record_by_json(payload, number)
+    except RecursionError as exc:  # msgspec follows nesting only as deep as Python's recursion limit
+        return json_error_reason(exc)
     metadata = data.metadata or {}
     if not isinstance(metadata, dict):
-        return None  # json.loads' reading ends in AttributeError on `.get`, as below
+        return NOT_A_RECORD  # json.loads' reading ends in AttributeError on `.get`, as below
+    problem = _undecodable(data.value)
+    if problem is not None:
+        return problem
     return LogRecord(
         str(data.key),
         number,
@@ -119,6 +134,18 @@ def _record(payload: str, number: int) -> LogRecord | None:
         is_warning=bool(metadata.get("is_warning")),
         encoded=data.value,
     )
+
+
+def _undecodable(encoded: msgspec.Raw) -> str | None:
+    """Why a value left encoded could not be decoded when read: an integer longer than int() converts
+    (json.loads raises ValueError, past 4300 digits by default). Decoded now only where one may be."""
+    if not _MAX_DIGITS or len(encoded) <= _MAX_DIGITS or not _LONG_DIGITS.search(memoryview(encoded)):
+        return None
+    try:
+        _decode_value(encoded)
+    except ValueError as exc:
+        return json_error_reason(exc)
+    return None  # the digits were inside a string
 
 
 def _decode_value(encoded: msgspec.Raw) -> Any:
@@ -130,7 +157,7 @@ def _decode_value(encoded: msgspec.Raw) -> Any:
         return json.loads(bytes(encoded))  # numbers beyond a double: json.loads makes them inf
 
 
-def _record_by_json(payload: str, number: int) -> LogRecord | None:
+def _record_by_json(payload: str, number: int) -> LogRecord | str:
     try:
         data = json.loads(payload)
         key = data["key"]
@@ -142,5 +169,9 @@ def _record_by_json(payload: str, number: int) -> LogRecord | None:
             is_warning=bool(metadata.get("is_warning")),
             decoded=data.get("value"),
         )
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-        return None
+    except json.JSONDecodeError:
+        return NOT_A_RECORD
+    except (ValueError, RecursionError) as exc:  # nesting, or an integer past int()'s digits limit
+        return json_error_reason(exc)
+    except (KeyError, TypeError, AttributeError):
+        return NOT_A_RECORD

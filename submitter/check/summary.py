@@ -16,6 +16,7 @@ from msgspec import Struct
 
 from submitter.check.context import PerformanceRun, ResultContext, system_json_path
 from submitter.check.metric import performance_metric
+from submitter.check.printable import printable
 from submitter.check.rules.power import design_power_watts, result_power_metric
 from submitter.rounds.models import Scenario
 from submitter.rules import Finding, Severity
@@ -214,4 +215,4 @@ def csv_text(rows: Iterable[ResultRow]) -> str:
     for row in rows:
         for csv_row in row.csv:
             lines.append(",".join(f'"{csv_row[column]}"' for column in CSV_COLUMNS))
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")  # folder names and descriptions may hold undecodable bytes

@@ -112,7 +112,9 @@ def package(
 def _echo(report: PackageReport) -> None:
     echo_findings(report.findings, files_checked=None)
     binary = f", {len(report.binary_files)} binary file(s) not scanned" if report.binary_files else ""
-    click.echo(f"{report.scanned_files} text file(s) scanned{binary}")
+    too_large = len(report.too_large_files)
+    over = f", {too_large} file(s) over the size limit not scanned" if too_large else ""
+    click.echo(f"{report.scanned_files} text file(s) scanned{binary}{over}")
     if report.warnings and report.written is not None:
         click.echo(f"{report.warnings} warning(s): read them before uploading (--strict makes them block)")
     written = report.written
@@ -135,6 +137,7 @@ def _as_json(report: PackageReport) -> dict[str, object]:
         "warnings": report.warnings,
         "scanned_files": report.scanned_files,
         "binary_files": report.binary_files,
+        "too_large_files": report.too_large_files,
         "unused_allow_entries": [str(entry) for entry in report.unused_allows],
         "archive": None if written is None else str(written.paths.archive),
         "sha256": None if written is None else written.sha256,

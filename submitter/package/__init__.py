@@ -15,6 +15,8 @@ from pathlib import Path
 
 from submitter.check.checker import CheckReport, check_tree
 from submitter.check.load import FileIndex
+from submitter.check.printable import printable, printable_finding
+from submitter.check.rules.hygiene import BYTES_PER_MB
 from submitter.check.tree import Scope, locate
 from submitter.errors import UsageProblem
 from submitter.fileio import ensure_writable
@@ -58,6 +60,7 @@ class PackageReport:
     findings: list[Finding]  # the checker's, the repository rules' and the leak scan's
     scanned_files: int
     binary_files: list[str]
+    too_large_files: list[str]  # not scanned: over the round's limit (an error of their own)
     not_scanned: tuple[str, ...]  # names of this machine or user too short to scan for
     unused_allows: list[AllowEntry]
     paths: ArchivePaths
@@ -91,13 +94,19 @@ def package_tree(request: PackageRequest) -> PackageReport:
     check = check_tree(request.path, request.round_name, strict=request.strict)
     index = check.index
     sensitive = request.sensitive or Sensitive.of_this_machine(request.deny)
-    files = sorted({*index.files, *index.root_files})
-    scan = scan_tree(scope.root, files, _every_path(index), sensitive, request.allow)
+    # What is not a regular file (a FIFO would block a read forever) is never opened: check reports it.
+    files = {
+        path: size for path, size in {**index.files, **index.root_files}.items() if path not in index.special
+    }
+    # A file over the round's limit blocks the package (HYG-FILE-SIZE) and is not read: it may be sparse.
+    max_bytes = check.rules.tree.max_file_mb * BYTES_PER_MB
+    scan = scan_tree(scope.root, files, _every_path(index), sensitive, request.allow, max_bytes)
     findings = [
         # The hygiene rules warn in `check`; here they are errors, as the repository rules report them.
         *(finding for finding in check.findings if finding.rule not in REPOSITORY_RULE_IDS),
         *repository_findings(scope, index, check.rules),
         *scan.findings,
+        *_changed_while_packaging(scan.not_regular),
     ]
     blocked = any(
         finding.severity is Severity.ERROR or (request.strict and finding.severity is Severity.WARNING)
@@ -105,12 +114,13 @@ def package_tree(request: PackageRequest) -> PackageReport:
     )
     written = None
     if not blocked and not request.dry_run:
-        written = write_archive(scope.root, files, index.dirs, paths, request.force)
+        written = write_archive(scope.root, sorted(files), index.dirs, paths, request.force)
     return PackageReport(
         check=check,
-        findings=findings,
+        findings=[printable_finding(finding) for finding in findings],
         scanned_files=scan.scanned_files,
-        binary_files=scan.binary_files,
+        binary_files=[printable(path) for path in scan.binary_files],
+        too_large_files=[printable(path) for path in scan.too_large],
         not_scanned=sensitive.not_scanned,
         unused_allows=request.allow.unused(),
         paths=paths,
@@ -126,6 +136,20 @@ def archive_name(request: PackageRequest) -> str:
             f"{name!r} cannot name an archive; pass --name with letters, digits, '.', '_' or '-'"
         )
     return name
+
+
+def _changed_while_packaging(not_regular: dict[str, str]) -> list[Finding]:
+    """Files the walk found regular that are something else when the scan opens them."""
+    return [
+        Finding(
+            rule="STRUCT-UNREADABLE",
+            severity=Severity.ERROR,
+            path=path,
+            message=f"became {kind} while it was being packaged",
+            fix="leave the tree alone while it is packaged; a pipe, socket or device cannot be uploaded",
+        )
+        for path, kind in sorted(not_regular.items())
+    ]
 
 
 def _every_path(index: FileIndex) -> list[str]:

@@ -28,6 +28,7 @@ from typing import Any, BinaryIO
 from submitter.errors import SubmitterError
 from submitter.fileio import remove_stale_temporaries, temporary_path
 from submitter.interrupts import signals_held, terminate_as_interrupt
+from submitter.regular_files import NotARegularFile, open_regular
 from submitter.workspace import ARCHIVE_COMPANIONS
 
 MANIFEST_SCHEMA_VERSION = 1
@@ -171,11 +172,15 @@ def _add_file(tar: tarfile.TarFile, root: Path, path: str) -> ManifestEntry:
         f"{root / path} changed while it was being packaged; package again when nothing writes to the tree"
     )
     try:
-        # O_NOFOLLOW: a file swapped for a symbolic link since the scan is refused, not followed.
-        descriptor = os.open(root / path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # A file swapped for a symbolic link since the scan is refused, not followed; one swapped for a
+        # FIFO is refused before a read could block.
+        stream = open_regular(root / path, follow_links=False)
+    except NotARegularFile:
+        raise changed from None
     except OSError as exc:
         raise SubmitterError(f"{root / path} cannot be read ({exc.strerror})") from None
-    with os.fdopen(descriptor, "rb") as stream:
+    with stream:
+        descriptor = stream.fileno()
         before = os.fstat(descriptor)
         mode = 0o755 if before.st_mode & 0o111 else 0o644
         reader = _HashingReader(stream)

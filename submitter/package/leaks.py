@@ -1,8 +1,9 @@
 """The leak scan: host names, addresses, user names, tokens and keys in every text file of a tree.
 
 Each rule looks at one line (or one path) at a time, so files of any size are streamed, never loaded
-whole. A finding says where (`path:line`), what kind of leak, and shows the match with the secret part
-redacted: the report itself must be safe to paste into a ticket.
+whole; `reading` hands the rules only the lines where one of their needles occurs. A finding says where
+(`path:line`), what kind of leak, and shows the match with the secret part redacted: the report itself
+must be safe to paste into a ticket.
 """
 
 from __future__ import annotations
@@ -13,26 +14,31 @@ import os
 import re
 import socket
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import BinaryIO
 
 from submitter.errors import SubmitterError
 from submitter.package.allow import AllowList
 from submitter.package.patterns import (
     HOME_PATH_HINTS,
+    HOME_PATH_NEEDLES,
     HOME_PATHS,
     IPV4,
+    IPV4_NEEDLES,
     IPV6,
+    IPV6_NEEDLES,
     PRIVATE_KEYS,
     SECRET_ASSIGNMENTS,
     TOKENS,
     VERSION_CONTEXT,
     LeakPattern,
+    Needle,
     literal,
 )
+from submitter.package.reading import Lines, Piece, Trigger, chunks, segments
+from submitter.regular_files import NotARegularFile, open_regular
 from submitter.rules import Finding, Problem, RuleSet, Severity
 
 # User names that are ordinary words in logs and paths: matching them would flood the report, and
@@ -45,9 +51,9 @@ LOCAL_HOST_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localho
 # system description. They are named in a note instead, and `--deny` scans for them on request.
 MIN_NAME_LENGTH = 3
 
-READ_CHUNK_BYTES = 1 << 20  # a line longer than this is scanned in pieces of this size …
+READ_CHUNK_BYTES = 1 << 20  # files are read in blocks of this size; a longer line in pieces of it …
 CHUNK_OVERLAP_CHARS = 256  # … each overlapping the previous, so a secret cut in two is still found
-BINARY_SNIFF_BYTES = 8192
+BINARY_SNIFF_BYTES = 8192  # a NUL byte among the first ones: a binary file, not scanned
 MAX_FINDINGS_PER_RULE_AND_FILE = 20  # then one summary finding: a log full of addresses is one problem
 EXCERPT_CHARS = 100
 
@@ -262,6 +268,60 @@ def denied_words(line: ScannedLine) -> Iterator[Problem]:
             )
 
 
+# Where each rule may report anything: the lines holding one of its needles (patterns.py says why every
+# match holds one). None: a word no needle can stand for, and every line is read. A rule missing here
+# would never see a line, so `_trigger` refuses to build without it.
+RULE_NEEDLES: dict[str, Callable[[Sensitive], Iterable[Needle] | None]] = {
+    "LEAK-PRIVATE-KEY": lambda _: _pattern_needles(PRIVATE_KEYS),
+    "LEAK-TOKEN": lambda _: _pattern_needles(TOKENS),
+    "LEAK-SECRET": lambda _: _pattern_needles(SECRET_ASSIGNMENTS),
+    "LEAK-IP": lambda _: (*IPV4_NEEDLES, *IPV6_NEEDLES),
+    "LEAK-HOSTNAME": lambda sensitive: _name_needles(name for name, _ in sensitive.hosts),
+    "LEAK-USER": lambda sensitive: _name_needles(name for name, _ in sensitive.users),
+    "LEAK-HOME-PATH": lambda _: HOME_PATH_NEEDLES,
+    "LEAK-DENIED": lambda sensitive: _word_needles(word for word, _ in sensitive.denied),
+}
+
+
+def _pattern_needles(patterns: Iterable[LeakPattern]) -> list[Needle]:
+    return [needle for pattern in patterns for needle in pattern.all_needles()]
+
+
+def _name_needles(names: Iterable[str]) -> list[Needle] | None:
+    """A name is matched as written: its UTF-8 bytes are in the line, unless the line was not valid
+    UTF-8 and the name holds the character that stands for the bytes that were not."""
+    names = list(names)
+    if any("\ufffd" in name for name in names):
+        return None
+    return [Needle(name.encode(), raw=True) for name in names]
+
+
+def _word_needles(words: Iterable[str]) -> list[Needle] | None:
+    """A denied word matches in any case, which for ASCII letters is what lower-cased bytes show; of a word
+    with other letters, its longest run of ASCII stands for it."""
+    needles = []
+    for word in words:
+        run = max(re.findall(r"[\x00-\x7f]+", word), key=len, default="")
+        if not run:
+            return None
+        needles.append(Needle(run.encode().lower()))
+    return needles
+
+
+@lru_cache(maxsize=8)
+def _trigger(sensitive: Sensitive) -> Trigger:
+    missing = [leak_rule.id for leak_rule in LEAK_RULES if leak_rule.id not in RULE_NEEDLES]
+    if missing:
+        raise ValueError(f"leak rules without needles in RULE_NEEDLES: {', '.join(missing)}")
+    needles: dict[str, Iterable[Needle]] = {}
+    for rule_id, needles_of in RULE_NEEDLES.items():
+        found = needles_of(sensitive)
+        if found is None:
+            return Trigger(None)
+        needles[rule_id] = found
+    return Trigger(needles)
+
+
 def _pattern_problems(line: ScannedLine, patterns: Iterable[LeakPattern], fix: str) -> Iterator[LeakProblem]:
     for pattern in patterns:
         if not pattern.may_match(line.lowered):
@@ -340,61 +400,82 @@ class LeakScan:
     findings: list[Finding] = field(default_factory=list)
     scanned_files: int = 0
     binary_files: list[str] = field(default_factory=list)  # not scanned: their content is not text
+    not_regular: dict[str, str] = field(default_factory=dict)  # not opened: path -> what it is (a FIFO, …)
+    too_large: list[str] = field(default_factory=list)  # not scanned: over the limit, blocked by it anyway
 
 
 def scan_tree(
-    root: Path, files: Iterable[str], names: Iterable[str], sensitive: Sensitive, allow: AllowList
+    root: Path,
+    files: Mapping[str, int],
+    names: Iterable[str],
+    sensitive: Sensitive,
+    allow: AllowList,
+    max_bytes: int | None = None,
 ) -> LeakScan:
-    """Scan every path in `names` and the content of every text file in `files` (paths relative to root)."""
+    """Scan every path in `names` and the content of every text file in `files` (path relative to root
+    -> size); files over `max_bytes` are not read (a sparse file may claim terabytes of zeros)."""
     scan = LeakScan()
     for path in sorted(names):
         # Only the last part: a folder's name is scanned once, not again in the path of each file it holds.
         line = ScannedLine(path, None, path.rsplit("/", 1)[-1], sensitive)
         scan.findings.extend(_findings(_Counts(), line, allow))
-    for path in sorted(files):
-        if is_binary(root / path):
+    for path, size in sorted(files.items()):
+        if max_bytes is not None and size > max_bytes:
+            scan.too_large.append(path)
+            continue
+        try:
+            findings = scan_file(root, path, sensitive, allow)
+        except NotARegularFile as exc:
+            scan.not_regular[path] = exc.kind
+            continue
+        if findings is None:
             scan.binary_files.append(path)
             continue
         scan.scanned_files += 1
-        scan.findings.extend(scan_file(root, path, sensitive, allow))
+        scan.findings.extend(findings)
     return scan
 
 
-def scan_file(root: Path, path: str, sensitive: Sensitive, allow: AllowList) -> list[Finding]:
-    counts = _Counts()
-    findings: list[Finding] = []
+def scan_file(root: Path, path: str, sensitive: Sensitive, allow: AllowList) -> list[Finding] | None:
+    """The findings in one file, or None when it is binary (not scanned).
+
+    NotARegularFile, before a byte is read, when it is a FIFO, a device or a socket: a read could block."""
+    size = READ_CHUNK_BYTES
     try:
-        with (root / path).open("rb") as stream:
-            for number, text, fresh_from, open_end in _pieces(stream):
-                line = ScannedLine(path, number, text, sensitive, fresh_from, open_end)
-                findings.extend(_findings(counts, line, allow))
+        with open_regular(root / path) as stream:
+            first = stream.read(max(size, BINARY_SNIFF_BYTES))
+            if b"\0" in first[:BINARY_SNIFF_BYTES]:
+                return None
+            return _scan_text(path, segments(chunks(stream, first, size), size), sensitive, allow)
+    except NotARegularFile:
+        raise
     except OSError as exc:
         raise SubmitterError(
             f"{root / path} cannot be read ({exc.strerror}), so it cannot be scanned or packaged; "
             "fix its permissions"
         ) from None
-    return findings + _overflow_findings(counts, path)
 
 
-def is_binary(path: Path) -> bool:
-    try:
-        with path.open("rb") as stream:
-            return b"\0" in stream.read(BINARY_SNIFF_BYTES)
-    except OSError as exc:
-        raise SubmitterError(f"{path} cannot be read ({exc.strerror}); fix its permissions") from None
-
-
-def _pieces(stream: BinaryIO) -> Iterator[tuple[int, str, int, bool]]:
-    """(line number, text, where new text starts, whether the line goes on): lines, long ones in pieces."""
+def _scan_text(
+    path: str, parts: Iterable[Lines | Piece], sensitive: Sensitive, allow: AllowList
+) -> list[Finding]:
+    counts, findings = _Counts(), []
+    trigger = _trigger(sensitive)
     number, carry = 1, ""
-    piece = stream.readline(READ_CHUNK_BYTES)
-    while piece:
-        following = stream.readline(READ_CHUNK_BYTES)
-        ends_line = piece.endswith(b"\n") or not following
-        text = piece.decode("utf-8", errors="replace")
-        yield number, carry + text, len(carry), not ends_line
-        number, carry = (number + 1, "") if ends_line else (number, text[-CHUNK_OVERLAP_CHARS:])
-        piece = following
+    for part in parts:
+        if isinstance(part, Lines):
+            for candidate in trigger.lines(part.data):
+                text = candidate.data.decode("utf-8", errors="replace")
+                line = ScannedLine(path, number + candidate.index, text, sensitive)
+                findings.extend(_findings(counts, line, allow, candidate.rules))
+            number += part.data.count(b"\n")
+            continue
+        # A piece of a long line: the end of the previous piece comes first, so a match cut in two is whole.
+        text = part.data.decode("utf-8", errors="replace")
+        line = ScannedLine(path, number, carry + text, sensitive, len(carry), not part.ends_line)
+        findings.extend(_findings(counts, line, allow, trigger.rules(line.text.encode())))
+        number, carry = (number + 1, "") if part.ends_line else (number, text[-CHUNK_OVERLAP_CHARS:])
+    return findings + _overflow_findings(counts, path)
 
 
 @dataclass
@@ -403,9 +484,14 @@ class _Counts:
     first_hidden_line: dict[str, int | None] = field(default_factory=dict)
 
 
-def _findings(counts: _Counts, line: ScannedLine, allow: AllowList) -> Iterator[Finding]:
+def _findings(
+    counts: _Counts, line: ScannedLine, allow: AllowList, only: frozenset[str] | None = None
+) -> Iterator[Finding]:
+    """The findings of every rule on a line; with `only`, of those rules alone (the others find nothing)."""
     reported: set[tuple[str, str]] = set()
     for leak_rule in LEAK_RULES:
+        if only is not None and leak_rule.id not in only:
+            continue
         for problem in leak_rule.check(line):
             matched = problem.matched if isinstance(problem, LeakProblem) else problem.message
             if (leak_rule.id, matched) in reported or allow.permits(leak_rule.id, line.path, matched):

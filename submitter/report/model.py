@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, computed_field
+from pydantic import BaseModel, ConfigDict, computed_field, field_validator
 
+from submitter.check.printable import printable_data
 from submitter.rules import Finding, Severity
 
 REVIEW_SCHEMA_VERSION = 1
@@ -37,6 +38,13 @@ def worst(statuses: Iterable[Status]) -> Status:
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
+
+    @field_validator("*")
+    @classmethod
+    def _printable(cls, value: Any) -> Any:
+        """Names from the tree that are not UTF-8 (and lone surrogates in its JSON) would fail the writers
+        of review.md, review.html and --json alike: escaped once, here."""
+        return printable_data(value)
 
 
 class Percentile(_Frozen):

@@ -48,7 +48,7 @@ class SystemFile(Struct, frozen=True):
         if isinstance(value, int):
             return value
         if isinstance(value, str) and value.strip().isdecimal() and value.strip().isascii():
-            return int(value.strip())
+            return _as_int(value.strip())  # None past int()'s 4300 digits
         return None
 
     @property

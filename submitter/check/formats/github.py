@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from submitter.check.formats.base import CheckOutput, ResultOutcome, finding_text
+from submitter.check.printable import printable
 from submitter.rules import Finding
 
 
@@ -31,7 +32,7 @@ def workflow_command(command: str, properties: Mapping[str, str], message: str) 
 def format_github(output: CheckOutput) -> str:
     lines = [_annotation(finding, output) for finding in output.reported]
     lines.extend(_hidden_verdict(result, output) for result in output.hidden_invalid)
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def _annotation(finding: Finding, output: CheckOutput) -> str:

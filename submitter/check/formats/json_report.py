@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from submitter.check.formats.base import CheckOutput, ResultOutcome
+from submitter.check.printable import printable_data
 from submitter.rules import findings_as_json
 
 # 2: results name their division and submitter, and findings name their result with both.
@@ -19,7 +20,7 @@ JSON_SCHEMA_VERSION = 2
 
 
 def format_json(output: CheckOutput) -> str:
-    return json.dumps(json_document(output), indent=2, ensure_ascii=False)
+    return json.dumps(printable_data(json_document(output)), indent=2, ensure_ascii=False)
 
 
 def json_document(output: CheckOutput) -> dict[str, Any]:

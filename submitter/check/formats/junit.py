@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import msgspec
 
 from submitter.check.formats.base import CheckOutput, ResultOutcome
+from submitter.check.printable import printable
 from submitter.rules import Finding, Severity
 
 TREE_CLASSNAME = "submission tree"
@@ -125,10 +126,10 @@ def _render(finding: Finding, output: CheckOutput) -> str:
     return xml_safe(msgspec.structs.replace(finding, path=output.location(finding.path)).render())
 
 
-# Characters XML 1.0 cannot hold at all, even escaped, and the lone surrogates that stand for a file name's
-# undecodable bytes: shown as \xNN instead.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# Characters XML 1.0 cannot hold at all, even escaped: shown as \xNN instead. Lone surrogates, which stand
+# for a file name's undecodable bytes, are escaped first, as every format escapes them.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def xml_safe(text: str) -> str:
-    return _NOT_XML.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    return _NOT_XML.sub(lambda match: f"\\x{ord(match.group()):02x}", printable(text))

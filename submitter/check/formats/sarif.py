@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from submitter import __version__
 from submitter.check.formats.base import CheckOutput, finding_text
+from submitter.check.printable import printable_data
 from submitter.rules import Finding
 
 SARIF_VERSION = "2.1.0"
@@ -25,7 +26,7 @@ INFORMATION_URI = "https://github.com/mlcommons/inference_policies/blob/master/s
 
 
 def format_sarif(output: CheckOutput) -> str:
-    return json.dumps(sarif_log(output), indent=2, ensure_ascii=False)
+    return json.dumps(printable_data(sarif_log(output)), indent=2, ensure_ascii=False)
 
 
 def sarif_log(output: CheckOutput) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from submitter.check.formats.base import CheckOutput
+from submitter.check.printable import printable
 from submitter.cli.output import format_table
 from submitter.rules import Finding, Severity
 
@@ -19,7 +20,7 @@ def format_text(output: CheckOutput) -> str:
     lines.append(count_line(output))
     if not output.quiet:
         lines.append(results_table(output))
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def _finding_line(finding: Finding, color: bool) -> str:

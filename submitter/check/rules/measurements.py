@@ -22,7 +22,7 @@ def measurements_present(ctx: ResultContext) -> Iterator[Problem]:
             fix=f"write {folder}/{expected} with the five measurement fields",
         )
     elif measurements.problem is not None:
-        yield Problem(path=measurements.path, message=measurements.problem, fix="correct the JSON syntax")
+        yield Problem(path=measurements.path, message=measurements.problem, fix=measurements.fix)
     elif not isinstance(measurements.data, dict):
         yield Problem(path=measurements.path, message="must hold one JSON object", fix='write {"key": value}')
 

@@ -161,7 +161,12 @@ def _release(version: object) -> tuple[int, ...] | None:
     if not isinstance(version, str):
         return None
     numbers = version.split("@")[0].strip().split(".")
-    return tuple(int(part) for part in numbers) if all(part.isdigit() for part in numbers) else None
+    if not all(part.isdigit() for part in numbers):
+        return None
+    try:
+        return tuple(int(part) for part in numbers)
+    except ValueError:  # a digit int() does not take ("²"), or a part past int()'s 4300 digits
+        return None
 
 
 @rule("PERF-SAMPLE-COUNT", Severity.ERROR, "the performance sample count covers the benchmark's requirement")

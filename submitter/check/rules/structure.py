@@ -67,10 +67,17 @@ def calibration(tree: TreeContext) -> Iterator[Problem]:
             )
 
 
-@tree_rule("STRUCT-UNREADABLE", Severity.ERROR, "every file the checker needs can be read")
+@tree_rule(
+    "STRUCT-UNREADABLE", Severity.ERROR, "every file the checker needs can be read; no FIFO, socket or device"
+)
 def unreadable(tree: TreeContext) -> Iterator[Problem]:
     for path, reason in sorted(tree.unreadable.items()):
-        yield Problem(path=path, message=reason, fix="restore the file as written by the tool that made it")
+        fix = "restore the file as written by the tool that made it"
+        if path in tree.index.special:
+            fix = "replace it with a regular file, or remove it (a pipe, socket or device cannot be uploaded)"
+        elif path in tree.index.unwalked:
+            fix = "replace symbolic links that lead out of the tree with copies of what the submission needs"
+        yield Problem(path=path, message=reason, fix=fix)
 
 
 @tree_rule(

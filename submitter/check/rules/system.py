@@ -37,7 +37,7 @@ def system_files(tree: TreeContext) -> Iterator[Problem]:
                 fix="write the system description (submitter systems show ID --official)",
             )
         elif loaded.problem is not None:
-            yield Problem(path=path, message=loaded.problem, fix="correct the JSON syntax")
+            yield Problem(path=path, message=loaded.problem, fix=loaded.fix)
         elif not isinstance(loaded.data, dict):
             yield Problem(path=path, message="must hold one JSON object", fix='write {"key": value, ...}')
 
