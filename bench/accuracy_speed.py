@@ -3,7 +3,7 @@
     python bench/accuracy_speed.py [--samples 13368] [--workers N]
 
 Builds a word-level tokenizer and answers of CNN/DailyMail length (about 611 characters, 128 tokens)
-in a temporary folder, then runs `submitter.evaluation.accuracy.evaluate` both ways.
+in a temporary folder, then runs `harness.benchmarks.llama3_1_8b.accuracy.evaluate` both ways.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer, models, pre_tokenizers
 
-from submitter.evaluation.accuracy import evaluate
+from harness.benchmarks.llama3_1_8b.accuracy import evaluate
 from submitter.evaluation.detokenize import load_detokenizer
 
 TEXT = (

@@ -651,13 +651,27 @@ def nesting_beyond_path_max(path: Path, rng: random.Random) -> str:
 
 
 def _nest(fd: int, name: str, depth: int) -> int:
-    """`depth` nested folders below the folder open as fd (by fd: past PATH_MAX too); the deepest's fd."""
-    for _ in range(depth):
-        os.mkdir(name, dir_fd=fd)
-        inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+    """`depth` nested folders below the folder open as fd (by fd: past PATH_MAX too); the deepest's fd.
+
+    The outermost gets a name not taken yet (a case may nest twice in one place)."""
+    outermost, number = name, 1
+    while _exists(outermost, fd):
+        outermost, number = f"{name}{number}", number + 1
+    for level in range(depth):
+        folder = outermost if level == 0 else name
+        os.mkdir(folder, dir_fd=fd)
+        inner = os.open(folder, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
         os.close(fd)
         fd = inner
     return fd
+
+
+def _exists(name: str, folder_fd: int) -> bool:
+    try:
+        os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _touch(folder_fd: int, name: str) -> None:

@@ -31,8 +31,8 @@ from pathlib import Path
 
 from submitter.check.checker import check_tree
 from submitter.check.tree import locate
-from submitter.package import AllowList, Sensitive
 from submitter.package.leaks import scan_tree
+from submitter.package.packaging import AllowList, Sensitive
 
 READ_BYTES = 1 << 20
 

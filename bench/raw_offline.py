@@ -17,11 +17,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.dataset import load_prompts
+from harness.benchmarks.llama3_1_8b.dataset import load_prompts
 from harness.engines.vllm_common import engine_keyword_arguments, sampling_params, token_prompt, vllm_versions
 from harness.engines.vllm_offline import HARNESS_ARGS
-from harness.loadgen_settings import Mode, Smoke
+from harness.loadgen_settings import Smoke
 from harness.runner import RunRequest, plan_run
+from submitter.fileformats.run_mode import Mode
 from submitter.rounds.models import Scenario
 from submitter.systems.catalog import descriptor_path
 from submitter.systems.validate import load_descriptor

@@ -1,2 +1,2 @@
-"""Compliance audits: the official audit configs (one folder per test, e.g. TEST06/audit.config)
-and the verifiers that judge an audit run."""
+"""Compliance audits as plug-ins: one folder per test (`TEST06/`: the official audit.config and its
+verifier), found through `registry`."""

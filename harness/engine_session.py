@@ -22,13 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
-from harness.worker import (
-    PARENT_PID_VARIABLE,
-    REPORT_FD_VARIABLE,
-    WorkerResult,
-    WorkerSpec,
-    loadgen_configuration,
-)
+from harness.worker import PARENT_PID_VARIABLE, REPORT_FD_VARIABLE, WorkerSpec, loadgen_configuration
+from submitter.fileformats.run_record import WorkerResult
 from submitter.interrupts import terminate_as_interrupt
 
 # vLLM needs a few seconds to free the GPU after its last test; past this the worker is killed.

@@ -9,27 +9,10 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 import harness
+from submitter.fileformats.run_record import GitState, Gpu
 
 _PACKAGES = ("submitter", "mlcommons-loadgen", "vllm", "torch", "transformers")
-
-
-class GitState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    commit: str | None
-    dirty: bool | None
-    note: str | None = None
-
-
-class Gpu(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    memory: str
-    driver: str
 
 
 def versions() -> dict[str, str]:

@@ -11,10 +11,11 @@ import math
 import os
 from dataclasses import dataclass
 
-from harness.engines import ENGINE_START_S
-from harness.loadgen_settings import Mode, read_audit_config
+from harness.loadgen_settings import read_audit_config
 from harness.runner import RunPlan
+from submitter.fileformats.run_mode import Mode
 from submitter.rounds.models import Scenario
+from submitter.systems.backends import backend_info
 
 # One CPU core scores about 122 samples per second (bench/accuracy_speed.py: 13368 in 109.4 s).
 SCORING_S_PER_SAMPLE_CORE = 109.4 / 13368
@@ -68,7 +69,7 @@ def issued_samples(plan: RunPlan) -> int:
 def estimate(plan: RunPlan, cores: int | None = None) -> Estimate:
     samples = issued_samples(plan)
     qps = float(plan.user_conf.get("target_qps", 1.0))
-    seconds = ENGINE_START_S[plan.engine.backend] + samples / qps
+    seconds = backend_info(plan.engine.backend).start_s + samples / qps
     disk = _LOG_BYTES
     logged = samples if plan.request.mode is not Mode.PERFORMANCE else 0
     if logged:

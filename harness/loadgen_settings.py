@@ -8,24 +8,12 @@ passed by path; no run ever lets LoadGen pick up an `audit.config` from the work
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-import compliance
 from submitter.rounds.models import BenchmarkRules, Scenario
-
-
-class Mode(StrEnum):
-    PERFORMANCE = "performance"
-    ACCURACY = "accuracy"
-    TEST06 = "TEST06"
-
-    @property
-    def audit_test(self) -> str | None:
-        return "TEST06" if self is Mode.TEST06 else None
 
 
 @dataclass(frozen=True)
@@ -43,10 +31,6 @@ def loadgen_target(rules: BenchmarkRules, scenario: Scenario) -> LoadGenTarget:
 def user_conf_text(target: LoadGenTarget, keys: dict[str, int | float]) -> str:
     lines = [f"{target.model}.{target.scenario}.{key} = {value}" for key, value in sorted(keys.items())]
     return "".join(line + "\n" for line in lines)
-
-
-def audit_config_path(test: str) -> Path:
-    return Path(compliance.__file__).resolve().parent / test / "audit.config"
 
 
 def read_audit_config(path: Path) -> dict[str, str]:

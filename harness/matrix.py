@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.loadgen_settings import Mode
 from submitter.errors import SubmitterError, UsageProblem
+from submitter.fileformats.run_mode import Mode
 from submitter.rounds.models import RoundRules, Scenario
 from submitter.systems.descriptor import SystemDescriptor
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from harness.loadgen_settings import AUDIT_KEYS_IN_LOG, AUDIT_NOTICE, Mode, read_audit_config
-from submitter.check.mlperf_log import DetailLog, parse_detail_log
+from harness.loadgen_settings import AUDIT_KEYS_IN_LOG, AUDIT_NOTICE, read_audit_config
+from submitter.fileformats.mlperf_log import DetailLog, parse_detail_log
+from submitter.fileformats.run_mode import Mode
+from submitter.fileformats.run_record import LoadGenOutcome
 
 DETAIL_LOG = "mlperf_log_detail.txt"
 SUMMARY_LOG = "mlperf_log_summary.txt"
@@ -32,26 +32,6 @@ _VALIDITY_CRITERIA = {
     "result_perf_constraints_met": "latency constraints",
     "early_stopping_met": "early stopping",
 }
-
-
-class LoadGenOutcome(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    loadgen_version: str | None = None
-    requested: dict[str, Any] = Field(default_factory=dict)
-    effective: dict[str, Any] = Field(default_factory=dict)
-    validity: str | None = None
-    invalid_reason: str | None = None
-    unmet: list[str] = Field(default_factory=list, description="LoadGen's validity criteria this run missed")
-    metric: str | None = None
-    metric_value: float | None = None
-    metric_unit: str | None = None
-    figures: dict[str, float] = Field(default_factory=dict)
-    errors: list[str] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
-    audit_found: bool = False
-    audit_mismatches: list[str] = Field(default_factory=list)
-    accuracy_log_bytes: int | None = None
 
 
 def read_outcome(

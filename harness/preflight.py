@@ -17,17 +17,17 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from harness.engines import GPU_BACKENDS
+from harness.engines.registry import args_class
 from harness.environment import gpus
 from harness.ledger import LEDGER
+from harness.stand_in_models import DUMMY_MARKER
 from submitter import hub
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.fileio import ensure_writable
 from submitter.rounds.models import RoundRules
+from submitter.systems.backends import backend_info
 from submitter.systems.descriptor_rules import SETTABLE_USER_CONF_KEYS
 
-# Written by `submitter data dummy-model`: a model directory that deliberately has no weights.
-DUMMY_MARKER = "submitter-dummy-weights.json"
 _WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.pt", "*.gguf")
 
 
@@ -118,7 +118,7 @@ def check_user_conf(keys: dict[str, int | float], where: str) -> None:
 
 def resolve_model(backend: str, model: str) -> tuple[str, bool]:
     """The model to load and whether it is a dummy-weights directory; only in-process engines load one."""
-    if backend not in GPU_BACKENDS:
+    if not backend_info(backend).needs_gpu:
         return model, False
     path = Path(model).expanduser()
     if path.is_dir():
@@ -141,14 +141,16 @@ def resolve_model(backend: str, model: str) -> tuple[str, bool]:
 
 
 def check_engine_installed(backend: str) -> None:
-    if backend in GPU_BACKENDS and importlib.util.find_spec("vllm") is None:
+    package = backend_info(backend).package
+    if package is not None and importlib.util.find_spec(package) is None:
         raise SubmitterError(
-            f"backend {backend} needs vLLM, which is not installed here; on a GPU host: pip install '.[vllm]'"
+            f"backend {backend} needs {package}, which is not installed here; on a GPU host: "
+            f"pip install '.[{package}]'"
         )
 
 
 def check_gpus(backend: str, needed: int) -> None:
-    if backend not in GPU_BACKENDS:
+    if not backend_info(backend).needs_gpu:
         return
     found = len(gpus())
     if found < needed:
@@ -160,11 +162,8 @@ def check_gpus(backend: str, needed: int) -> None:
 
 def check_engine_args(backend: str, args: dict[str, Any], where: str) -> None:
     """The harness's own engines declare their arguments; vLLM checks its own when it starts."""
-    if backend == "synthetic":
-        from harness.engines.synthetic import SyntheticArgs as model
-    elif backend == "openai":
-        from harness.engines.openai import OpenAIArgs as model
-    else:
+    model = args_class(backend_info(backend))
+    if model is None:
         return
     try:
         model.model_validate(args)

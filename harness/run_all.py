@@ -25,10 +25,10 @@ from harness.estimate import Estimate, estimate
 from harness.loadgen_settings import Smoke
 from harness.matrix import Step, required_steps
 from harness.preflight import PreflightFailed, check_runs_destination
-from harness.record import RunRecord, read_record
 from harness.reuse import Earlier, find_earlier
 from harness.runner import RunInterrupted, RunPlan, RunRequest, execute, plan_run, run_directory
 from submitter.errors import SubmitterError, UsageProblem
+from submitter.fileformats.run_record import RunRecord, read_record
 from submitter.interrupts import terminate_as_interrupt
 from submitter.rounds.models import Scenario
 from submitter.rounds.registry import load_round

@@ -20,34 +20,32 @@ from pathlib import Path
 
 import msgspec
 
-from compliance.TEST06.verify import verify_run
+from compliance.registry import AuditContext, audit_config_path, audit_test
 from harness import environment, ledger, preflight
-from harness.dataset import load_prompts
+from harness.benchmarks.registry import benchmark_plugin, load_plugin
 from harness.engine_session import EngineSession, worker_environment
-from harness.engines import GPU_BACKENDS
 from harness.engines.base import EngineSpec, Generation
-from harness.loadgen_settings import (
-    LoadGenTarget,
-    Mode,
-    Smoke,
-    audit_config_path,
-    loadgen_target,
-    user_conf_text,
-)
+from harness.loadgen_settings import LoadGenTarget, Smoke, loadgen_target, user_conf_text
 from harness.outcome import mode_problems, read_outcome
-from harness.record import EngineRecord, LoadGenRecord, RunRecord, scores_text, write_record
 from harness.worker import REFUSED_BEFORE_START, WorkerSpec
 from submitter.errors import SubmitterError, UsageProblem
-from submitter.evaluation.accuracy import write_accuracy
 from submitter.evaluation.detokenize import TOKENIZER_FILE, find_tokenizer
+from submitter.fileformats.run_mode import Mode
+from submitter.fileformats.run_record import (
+    SMOKE_NOT_SUBMITTABLE,
+    EngineRecord,
+    LoadGenRecord,
+    RunRecord,
+    scores_text,
+    write_record,
+)
 from submitter.hub import HUB_NAME
 from submitter.rounds.models import BenchmarkRules, RoundRules, Scenario
 from submitter.rounds.registry import load_round
+from submitter.systems.backends import backend_info
 from submitter.systems.descriptor import BenchmarkSetup, SystemDescriptor
 
 USER_CONF = "user.conf"
-# Staging recognises trials by this reason (and by their overrides), so it is written in one place.
-SMOKE_NOT_SUBMITTABLE = "a --smoke run (shortened; LoadGen settings overridden)"
 
 
 class RunInterrupted(SubmitterError):
@@ -82,6 +80,7 @@ class RunPlan:
     request: RunRequest
     rules: RoundRules
     benchmark: BenchmarkRules
+    plugin: str  # the benchmark's plug-in (harness.benchmarks)
     setup: BenchmarkSetup
     target: LoadGenTarget
     user_conf: dict[str, int | float]
@@ -124,21 +123,21 @@ class DatasetCheck:
 
 @cache
 def _check_dataset(
-    path: Path, stamp: tuple[int, int], limit: int | None, max_input_tokens: int
+    plugin: str, path: Path, stamp: tuple[int, int], limit: int | None, max_input_tokens: int
 ) -> DatasetCheck:
     """Validated once per file version: run-all plans many runs on the same 13368 prompts."""
-    prompts = load_prompts(path, limit=limit, max_input_tokens=max_input_tokens)
+    prompts = load_plugin(plugin).load_samples(path, limit=limit, max_input_tokens=max_input_tokens)
     return DatasetCheck(path, limit, len(prompts), hashlib.sha256(path.read_bytes()).hexdigest())
 
 
-def check_dataset(path: Path, limit: int | None, max_input_tokens: int) -> DatasetCheck:
+def check_dataset(plugin: str, path: Path, limit: int | None, max_input_tokens: int) -> DatasetCheck:
     try:
         status = path.stat()
     except OSError:
         stamp = (0, 0)  # load_prompts explains what is wrong with the path
     else:
         stamp = (status.st_mtime_ns, status.st_size)
-    return _check_dataset(path, stamp, limit, max_input_tokens)
+    return _check_dataset(plugin, path, stamp, limit, max_input_tokens)
 
 
 def _dataset_for(request: RunRequest, setup: BenchmarkSetup, benchmark: BenchmarkRules) -> DatasetCheck:
@@ -148,9 +147,9 @@ def _dataset_for(request: RunRequest, setup: BenchmarkSetup, benchmark: Benchmar
             f"no dataset: pass --dataset, or set dataset_path for {request.benchmark} in "
             f"systems/{request.system.id}.json (`submitter data synth` makes one with the real shape)"
         )
-    assert benchmark.generation is not None
+    assert benchmark.generation is not None and benchmark.plugin is not None
     limit = request.smoke.samples if request.smoke else None
-    dataset = check_dataset(path, limit, benchmark.generation.max_input_tokens)
+    dataset = check_dataset(benchmark.plugin, path, limit, benchmark.generation.max_input_tokens)
     if not request.smoke and dataset.size != benchmark.dataset.size:
         raise SubmitterError(
             f"dataset {path} has {dataset.size} records; {request.benchmark} runs on "
@@ -180,6 +179,8 @@ def plan_run(request: RunRequest) -> RunPlan:
     if request.scenario not in benchmark.loadgen_models or benchmark.generation is None:
         raise UsageProblem(f"the harness does not run {request.benchmark} {request.scenario}")
     generation_rules = benchmark.generation
+    benchmark_plugin(benchmark)  # a benchmark no plug-in runs stops here, before any check
+    assert benchmark.plugin is not None
 
     where = f"systems/{system.id}.json {request.scenario}"
     backend = setup.backend_for(request.scenario)
@@ -196,7 +197,8 @@ def plan_run(request: RunRequest) -> RunPlan:
     if request.mode is Mode.ACCURACY and resolved is not None:
         tokenizer = found.check(_scoring_tokenizer, model_name, resolved[1])
     found.check(preflight.check_engine_args, backend, args, where)
-    if backend == "openai":
+    engine_facts = backend_info(backend)
+    if engine_facts.checks_endpoints:
         found.check(preflight.check_endpoints, list(args.get("endpoints", [])))
     dataset = found.check(_dataset_for, request, setup, benchmark)
     found.raise_if_any()
@@ -204,23 +206,14 @@ def plan_run(request: RunRequest) -> RunPlan:
     model, dummy = resolved
     dataset_path, limit = dataset.path, dataset.limit
 
-    generation = Generation(
-        max_tokens=generation_rules.max_output_tokens,
-        min_tokens=generation_rules.min_output_tokens,
-        eos_token_id=generation_rules.eos_token_id,
-        temperature=generation_rules.temperature,
-        top_k=generation_rules.top_k,
-        top_p=generation_rules.top_p,
-        seed=generation_rules.seed,
-        # Random weights would stop at random EOS ids; the real model almost always runs to the cap.
-        ignore_eos=dummy,
-    )
+    # Random weights would stop at random EOS ids; the real model almost always runs to the cap.
+    generation = Generation.of(generation_rules, ignore_eos=dummy)
     target = loadgen_target(benchmark, request.scenario)
     engine = EngineSpec(
         backend=backend,
         model=model,
         generation=generation,
-        args={"max_model_len": generation_rules.max_model_len, **args} if backend in GPU_BACKENDS else args,
+        args={"max_model_len": generation_rules.max_model_len, **args} if engine_facts.needs_gpu else args,
         tensor_parallel_size=setup.tensor_parallel_size,
         replicas=setup.replicas,
         streaming=target.streaming,
@@ -235,12 +228,13 @@ def plan_run(request: RunRequest) -> RunPlan:
         not_submittable.append(SMOKE_NOT_SUBMITTABLE)
     if dummy:
         not_submittable.append("dummy (random) weights")
-    if backend == "synthetic":
-        not_submittable.append("the synthetic engine is a timing model, not an inference system")
+    if engine_facts.not_submittable is not None:
+        not_submittable.append(engine_facts.not_submittable)
     return RunPlan(
         request=request,
         rules=rules,
         benchmark=benchmark,
+        plugin=benchmark.plugin,
         setup=setup,
         target=target,
         user_conf=user_conf,
@@ -287,13 +281,14 @@ def run_directory(plan: RunPlan, now: datetime) -> Path:
 
 
 def evaluate_run(plan: RunPlan, run_dir: Path) -> tuple[dict | None, dict | None, list[str]]:
-    """TEST06 verification of an audit run; accuracy of an accuracy run when the model has a tokenizer."""
+    """The verification of an audit run; accuracy of an accuracy run when the model has a tokenizer."""
     mode = plan.request.mode
-    eos = plan.engine.generation.eos_token_id
-    if mode is Mode.TEST06:
-        verdict = verify_run(run_dir, streaming=plan.target.streaming, eos_token_id=eos)
+    if mode.audit_test:
+        context = AuditContext(plan.target.streaming, plan.engine.generation.eos_token_id)
+        verdict = audit_test(mode.audit_test).verify_run(run_dir, context)
         summary = {"passed": verdict.passed, "samples": verdict.samples, "failures": verdict.failures()}
-        return summary, None, [f"TEST06 verification failed: {line}" for line in verdict.failures()]
+        failed = [f"{mode.audit_test} verification failed: {line}" for line in verdict.failures()]
+        return summary, None, failed
     if mode is Mode.ACCURACY:
         if plan.tokenizer is None:
             note = (
@@ -301,7 +296,7 @@ def evaluate_run(plan: RunPlan, run_dir: Path) -> tuple[dict | None, dict | None
                 f"run `submitter accuracy {run_dir} --model DIR`"
             )
             return None, {"evaluated": False, "note": note}, []
-        report = write_accuracy(
+        report = load_plugin(plan.plugin).write_accuracy(
             run_dir,
             plan.dataset,
             plan.tokenizer,
@@ -359,6 +354,7 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         round=plan.rules.name,
         dataset=plan.dataset,
         dataset_limit=plan.dataset_limit,
+        plugin=plan.plugin,
         max_input_tokens=plan.benchmark.generation.max_input_tokens if plan.benchmark.generation else 0,
         engine=plan.engine,
         progress_label=label if request.progress else None,

@@ -14,9 +14,9 @@ from typing import Any
 
 import mlperf_loadgen as lg
 
-from harness.dataset import Prompts
 from harness.engines.base import Engine, Sample
 from harness.progress import RunStats
+from harness.prompts import Prompts
 
 
 class QuerySampleLibrary:

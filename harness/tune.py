@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.engine_session import EngineSession
-from harness.loadgen_settings import Mode, Smoke
+from harness.loadgen_settings import Smoke
 from harness.runner import FinishedRun, RunRequest, execute, plan_run
 from submitter.errors import UsageProblem
+from submitter.fileformats.run_mode import Mode
 from submitter.rounds.models import Scenario
 from submitter.systems.descriptor import SystemDescriptor
 

@@ -28,8 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.engines.base import Engine, EngineSpec
 from harness.lifetime import end_with_parent
-from harness.loadgen_settings import Mode
 from submitter.errors import SubmitterError
+from submitter.fileformats.run_mode import Mode
+from submitter.fileformats.run_record import WorkerResult
 
 REFUSED_BEFORE_START = 3
 PARENT_PID_VARIABLE = "SUBMITTER_PARENT_PID"
@@ -53,27 +54,10 @@ class WorkerSpec(BaseModel):
     round: str
     dataset: Path
     dataset_limit: int | None
+    plugin: str  # the benchmark plug-in that loads the dataset (harness.benchmarks)
     max_input_tokens: int
     engine: EngineSpec
     progress_label: str | None = None
-
-
-class WorkerResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    started_loadgen: bool = False
-    error: str | None = None
-    engine_versions: dict[str, str] = Field(default_factory=dict)
-    engine_start_s: float | None = None  # None when the engine was already serving: see engine_test_number
-    engine_test_number: int = 1  # this was the engine's Nth LoadGen test
-    loadgen_test_s: float | None = None
-    samples_issued: int = 0
-    samples_completed: int = 0
-    tokens: int = 0
-    short_outputs: int = 0
-    late_first_tokens: int = 0
-    failed_samples: int = 0
-    first_failure: str | None = None
 
 
 class _KeptState:
@@ -142,7 +126,7 @@ def loadgen_configuration(spec: WorkerSpec) -> tuple[str, str, dict[str, int | f
 
 
 def _engine(spec: WorkerSpec, kept: _KeptState, result: WorkerResult) -> Engine:
-    from harness.engines import create_engine
+    from harness.engines.registry import create_engine
 
     if kept.engine is None:
         engine = create_engine(spec.engine)
@@ -161,12 +145,14 @@ def _engine(spec: WorkerSpec, kept: _KeptState, result: WorkerResult) -> Engine:
 def run(spec: WorkerSpec, result: WorkerResult, kept: _KeptState) -> None:
     import mlperf_loadgen as lg
 
-    from harness.dataset import load_prompts
+    from harness.benchmarks.registry import load_plugin
     from harness.progress import LiveLine, RunStats
     from harness.sut import LoadGenResponder, QuerySampleLibrary, SystemUnderTest
 
     settings = _settings(spec, kept)
-    prompts = load_prompts(spec.dataset, limit=spec.dataset_limit, max_input_tokens=spec.max_input_tokens)
+    prompts = load_plugin(spec.plugin).load_samples(
+        spec.dataset, limit=spec.dataset_limit, max_input_tokens=spec.max_input_tokens
+    )
     engine = _engine(spec, kept, result)
 
     stats = RunStats()

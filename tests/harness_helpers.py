@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.engine_session import EngineSession
-from harness.loadgen_settings import Mode, Smoke
+from harness.loadgen_settings import Smoke
 from harness.runner import FinishedRun, RunRequest, execute, plan_run
+from submitter.fileformats.run_mode import Mode
 from submitter.rounds.models import Scenario
 from submitter.rounds.registry import load_round
 from submitter.systems.catalog import descriptor_path
@@ -42,7 +43,7 @@ def fast_descriptor(**benchmark_changes: Any) -> dict[str, Any]:
 
 
 def write_dataset(path: Path, samples: int = 64) -> Path:
-    from harness.synthetic_data import synthesize_dataset
+    from harness.benchmarks.llama3_1_8b.synthetic import synthesize_dataset
 
     generation = load_round("v6.1").benchmark("llama3.1-8b").generation
     assert generation is not None
@@ -97,15 +98,15 @@ def every_step_run(folder: Path) -> tuple[dict[str, Any], Path]:
     Returns the descriptor and the runs folder; `submitter stage --allow-not-submittable
     --allow-trials` turns them into a tree.
     """
+    from harness.benchmarks.llama3_1_8b.synthetic import synthesize_dataset, write_demo_model
     from harness.matrix import required_steps
-    from harness.synthetic_data import synthesize_dataset, write_demo_model
 
     generation = load_round("v6.1").benchmark("llama3.1-8b").generation
     assert generation is not None
     dataset = folder / "data.json"
     records = synthesize_dataset(dataset, 64, generation)
     # The demo model's tokenizer and answers make accuracy runs scored, as staging requires.
-    model = write_demo_model(folder / "model", [str(record["output"]) for record in records], 128)
+    model = write_demo_model(folder / "model", records, 128)
     descriptor = fast_descriptor(model_path=str(model))
     system = SystemDescriptor.model_validate(descriptor)
     for step in required_steps(system, load_round(system.round)):

@@ -48,7 +48,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from submitter.check.mlperf_log import MLLOG_PREFIX
+from submitter.fileformats.mlperf_log import MLLOG_PREFIX
 from submitter.rounds.models import (
     SYSTEM_TYPE_TABLES,
     AccuracyBound,

@@ -19,13 +19,19 @@ def answer(prompt: list[int], length: int) -> list[int]:
     return [1000 + (sum(prompt) + position) % 50000 for position in range(length)]
 
 
+class _Server(ThreadingHTTPServer):
+    # The listen backlog of `vllm serve` (uvicorn's 2048) rather than socketserver's 5: the harness opens
+    # hundreds of streams at once, and on a busy machine a backlog of 5 overflows into reset connections.
+    request_queue_size = 2048
+
+
 class CompletionsServer:
     def __init__(self, token_delay_s: float = 0.0, with_token_ids: bool = True) -> None:
         self.requests: list[dict[str, Any]] = []
         self.token_delay_s = token_delay_s
         self.with_token_ids = with_token_ids
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

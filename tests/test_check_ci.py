@@ -44,7 +44,7 @@ from submitter.check.selection import (
     unknown_selectors,
 )
 from submitter.cli.check import check_rules
-from submitter.rules import Finding, Severity
+from submitter.rule_registry import Finding, Severity
 
 SARIF_SCHEMA = Path(__file__).parent / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
 SARIF_SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"  # its README

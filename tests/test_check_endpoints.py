@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from submitter.check.endpoints import AuditOutcome, EndpointsResult, read_audit, read_endpoints_result
-from submitter.check.mlperf_log import DetailLog
+from submitter.fileformats.mlperf_log import DetailLog
 
 FIXTURES = Path(__file__).parent / "fixtures" / "endpoints"
 WHERE = "closed/Org/results/sys/bench/Offline"

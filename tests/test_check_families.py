@@ -34,7 +34,7 @@ from submitter.check.load import LinkState, index_files
 from submitter.check.tree import locate
 from submitter.rounds.models import RoundRules, Scenario
 from submitter.rounds.registry import available_rounds, load_round
-from submitter.rules import Severity
+from submitter.rule_registry import Severity
 
 # Seconds and milliseconds of the units summary.csv names (wan reports seconds, other stream scenarios ms).
 NS_PER_UNIT = {"ms": 1_000_000, "s": 1_000_000_000}

@@ -6,6 +6,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from conftest import REDHAT_TREE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -59,6 +60,7 @@ def _mutate(root: Path, kind: str, relative: str, seed: int) -> None:
 @given(
     mutations=st.lists(mutation, min_size=1, max_size=4), round_name=st.sampled_from([None, "v5.1", "v6.1"])
 )
+@pytest.mark.slow
 def test_check_never_raises(redhat_tree, mutations, round_name):
     with tempfile.TemporaryDirectory() as folder:
         root = copy_tree(redhat_tree, Path(folder))

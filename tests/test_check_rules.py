@@ -37,7 +37,7 @@ import submitter.check.checker  # noqa: F401  (registers the rules)
 from submitter.check.checker import CheckReport, check_tree
 from submitter.check.context import PERFORMANCE_RULES, RESULT_RULES, TREE_RULES
 from submitter.cli import cli
-from submitter.rules import Finding, Severity
+from submitter.rule_registry import Finding, Severity
 from submitter.systems.lint import SYSTEM_RULES
 
 EDGE = ("SingleStream", "MultiStream", "Offline")

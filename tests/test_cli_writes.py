@@ -27,7 +27,7 @@ import pytest
 from conftest import write_json
 from harness_helpers import every_step_run
 
-from submitter.stage import put_right_leftovers
+from submitter.stage.staging import put_right_leftovers
 from submitter.workspace import RUNS
 
 NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
@@ -322,6 +322,7 @@ def test_probe_refuses_an_existing_file_before_probing(workspace: Path) -> None:
 # -- nothing half-written stays ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_kill_9_of_data_synth_leaves_a_temporary_the_next_run_removes(workspace: Path) -> None:
     process = start("data", "synth", "--out", "cnn.json", cwd=workspace)
     temporary = wait_for(workspace, ".cnn.json.*.tmp", process)
@@ -358,6 +359,7 @@ def test_a_live_writers_temporary_is_kept_and_a_dead_ones_removed(workspace: Pat
         sleeper.wait()
 
 
+@pytest.mark.slow
 def test_kill_9_of_package_leaves_temporaries_the_next_package_removes(workspace: Path) -> None:
     tree = big_package_tree(workspace / "tree")
     process = start("package", str(tree), "--out", "dist", cwd=workspace)
@@ -377,6 +379,7 @@ def test_kill_9_of_package_leaves_temporaries_the_next_package_removes(workspace
     assert sum(entry["path"].endswith(".bin") for entry in manifest["files"]) == BIG_BLOBS
 
 
+@pytest.mark.slow
 def test_kill_9_of_stage_leaves_a_staging_folder_the_next_stage_removes(workspace: Path) -> None:
     _, descriptor, _ = stage_runs()
     runs = padded_runs(workspace / "runs")
@@ -471,6 +474,7 @@ def test_defaults_write_under_work(workspace: Path) -> None:
 
 
 @pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.slow
 def test_an_interrupted_data_synth_leaves_nothing(workspace: Path, signal_number: int) -> None:
     process = start("data", "synth", "--out", "cnn.json", cwd=workspace)
     wait_for(workspace, ".cnn.json.*.tmp", process)

@@ -7,11 +7,13 @@ import signal
 from pathlib import Path
 
 import msgspec
+import pytest
 from harness_helpers import detail_records, fast_descriptor, short_run, write_dataset
 
 from harness.engine_session import EngineSession
-from harness.loadgen_settings import Mode, Smoke
-from harness.record import RunRecord
+from harness.loadgen_settings import Smoke
+from submitter.fileformats.run_mode import Mode
+from submitter.fileformats.run_record import RunRecord
 from submitter.rounds.models import Scenario
 from submitter.rounds.registry import load_round
 
@@ -24,6 +26,7 @@ def _harness(record: RunRecord) -> tuple[int, float | None]:
     return record.harness.engine_test_number, record.harness.engine_start_s
 
 
+@pytest.mark.slow
 def test_tests_in_one_session_share_the_engine_and_keep_their_own_settings(tmp_path: Path) -> None:
     dataset = write_dataset(tmp_path / "data.json")
     descriptor = fast_descriptor()
@@ -50,6 +53,7 @@ def test_tests_in_one_session_share_the_engine_and_keep_their_own_settings(tmp_p
         assert '"is_error": true' not in (finished.run_dir / "mlperf_log_detail.txt").read_text()
 
 
+@pytest.mark.slow
 def test_a_different_rate_shares_the_engine_and_a_different_scenario_does_not(tmp_path: Path) -> None:
     dataset = write_dataset(tmp_path / "data.json")
     slower = fast_descriptor()

@@ -12,13 +12,15 @@ import pytest
 from rouge_score.rouge_scorer import RougeScorer
 from tokenizers import Tokenizer, models, pre_tokenizers
 
-from compliance.TEST06.verify import verify, verify_run
-from submitter.check.accuracy_txt import parse_accuracy_txt
+from compliance.registry import AuditContext, audit_test
+from compliance.TEST06.verify import verify
+from harness.benchmarks.llama3_1_8b.accuracy import evaluate
 from submitter.errors import SubmitterError
-from submitter.evaluation.accuracy import accuracy_txt, evaluate, judge
 from submitter.evaluation.accuracy_log import first_per_sample, read_accuracy_log
 from submitter.evaluation.detokenize import load_detokenizer
 from submitter.evaluation.sentences import one_sentence_per_line
+from submitter.evaluation.verdicts import judge
+from submitter.fileformats.accuracy_txt import parse_accuracy_txt
 from submitter.rounds.registry import load_round
 
 TEXT = (
@@ -99,6 +101,7 @@ def reference_computation(log: Path, dataset: Path, model: Path) -> dict[str, ob
     return result
 
 
+@pytest.mark.slow
 def test_parallel_scores_equal_a_plain_single_process_computation(run_files) -> None:
     log, dataset, model, _ = run_files
     parallel = evaluate(log, dataset, load_detokenizer(model), workers=2)
@@ -111,7 +114,7 @@ def test_parallel_scores_equal_a_plain_single_process_computation(run_files) -> 
 def test_accuracy_txt_is_what_the_checker_parses(run_files) -> None:
     log, dataset, model, _ = run_files
     result = evaluate(log, dataset, load_detokenizer(model), workers=1)
-    text = accuracy_txt(result)
+    text = result.accuracy_txt()
     assert "np.int64" not in text and f"'gen_len': {result.gen_len}," in text
     parsed = parse_accuracy_txt(text, "accuracy.txt", load_round("v6.1").accuracy_patterns)
     assert parsed.numpy_scalar_line is None
@@ -165,7 +168,7 @@ def test_test06_passes_real_answers_and_names_failing_samples(tmp_path: Path) ->
         {"qsl_idx": 1, "data": hex_ids([5, 6, EOS]), "token_count": 3, "token_data": hex_ids([5])},
     ]
     (tmp_path / "mlperf_log_accuracy.json").write_text(json.dumps(records))
-    verdict = verify_run(tmp_path, streaming=True, eos_token_id=EOS)
+    verdict = audit_test("TEST06").verify_run(tmp_path, AuditContext(streaming=True, eos_token_id=EOS))
     assert verdict.passed
     assert (tmp_path / "verify_accuracy.txt").read_text() == (
         "First token check pass: True\nEOS check pass: True\nSample length check pass: True\n"

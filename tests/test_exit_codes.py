@@ -214,6 +214,7 @@ INTERRUPTIONS: dict[str, Interruption] = {
 
 
 @pytest.mark.parametrize("name", list(INTERRUPTIONS))
+@pytest.mark.slow
 def test_sigterm_in_the_middle_exits_130_and_leaves_nothing_half_written(name: str) -> None:
     interruption = INTERRUPTIONS[name]
     folder = readable_folder("submitter-sigterm-")

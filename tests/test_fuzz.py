@@ -126,6 +126,14 @@ def test_each_mutation_changes_a_minitree(name: str, copies: list[Path]):
     assert snapshot(folder) != before
 
 
+@pytest.mark.parametrize("name", ["deep_nesting", "nesting_beyond_path_max"])
+def test_nesting_twice_in_one_place_applies_both_times(name: str, tmp_path: Path):
+    """Case 324 of the seed-2026 campaign drew deep_nesting twice for one folder; the second raised."""
+    for seed in (1, 2):
+        assert CATALOGUE[name].apply(tmp_path, random.Random(seed))
+    assert len(list(tmp_path.iterdir())) == 2
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_a_drawn_case_replays_on_a_fresh_copy(seed: int, copies: list[Path]):
     drawn, fresh = copies
@@ -178,6 +186,7 @@ def test_outcomes_are_classified(code: int | None, stderr: str, kind: str, signa
     assert (outcome.kind, outcome.signature) == (kind, signature)
 
 
+@pytest.mark.slow
 def test_fuzz_slice_finds_no_crash_and_no_hang(tmp_path: Path):
     """30 seeded cases on the minitrees, all three commands: any crash or hang is listed with its recipe."""
     settings = _settings(tmp_path, fuzz.prepare_trees([], tmp_path))

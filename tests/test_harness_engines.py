@@ -11,9 +11,9 @@ from openai_server import CompletionsServer, answer
 
 from harness.engines.base import EngineSpec, Generation, Sample
 from harness.engines.synthetic import SyntheticEngine, answer_tokens
-from harness.loadgen_settings import Mode
 from harness.preflight import check_endpoints
 from submitter.errors import SubmitterError
+from submitter.fileformats.run_mode import Mode
 from submitter.rounds.models import Scenario
 
 GENERATION = Generation(max_tokens=128, min_tokens=1, eos_token_id=128009)
@@ -132,13 +132,13 @@ def test_synthetic_answers_depend_only_on_the_sample() -> None:
 
 def test_the_demo_model_answers_with_text_that_passes_evaluation(tmp_path: Path) -> None:
     """`submitter data synth --demo-model`: an accuracy run is scored automatically and passes."""
-    from harness.synthetic_data import synthesize_dataset, write_demo_model
+    from harness.benchmarks.llama3_1_8b.synthetic import synthesize_dataset, write_demo_model
     from submitter.rounds.registry import load_round
 
     generation = load_round("v6.1").benchmark("llama3.1-8b").generation
     assert generation is not None
     records = synthesize_dataset(tmp_path / "demo.json", 64, generation)
-    model = write_demo_model(tmp_path / "model", [str(r["output"]) for r in records], 128)
+    model = write_demo_model(tmp_path / "model", records, 128)
     descriptor = fast_descriptor(model_path=str(model))
     finished = short_run(
         descriptor, Scenario.SERVER, Mode.ACCURACY, tmp_path / "demo.json", tmp_path / "runs"

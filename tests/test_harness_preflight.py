@@ -12,9 +12,9 @@ import pytest
 from harness_helpers import SHORT, fast_descriptor, write_dataset
 
 from harness.ledger import read_events
-from harness.loadgen_settings import Mode
 from harness.runner import RunRequest, execute, plan_run
 from submitter.errors import SubmitterError, UsageProblem
+from submitter.fileformats.run_mode import Mode
 from submitter.rounds.models import Scenario
 from submitter.systems.descriptor import SystemDescriptor
 
@@ -129,7 +129,7 @@ def test_wrong_synthetic_engine_arguments_name_the_field(tmp_path: Path, dataset
 
 def test_model_directory_without_weights_is_refused_unless_marked_dummy(tmp_path: Path) -> None:
     from harness.preflight import resolve_model
-    from harness.synthetic_data import write_dummy_model
+    from harness.stand_in_models import write_dummy_model
 
     model = tmp_path / "model"
     model.mkdir()
@@ -190,11 +190,12 @@ def test_gpus_are_the_ones_cuda_visible_devices_gives(
 
 def test_replicas_are_placed_within_the_gpus_the_run_was_given(monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.engines.base import EngineSpec, Generation
+    from harness.engines.registry import create_engine
     from harness.engines.replicas import ReplicatedEngine
 
     generation = Generation(max_tokens=128, min_tokens=1, eos_token_id=128009)
     spec = EngineSpec(backend="vllm", model="m", generation=generation, replicas=2, tensor_parallel_size=2)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    assert [ReplicatedEngine(spec)._devices(r) for r in (0, 1)] == ["0,1", "2,3"]
+    assert [ReplicatedEngine(spec, create_engine, on_gpus=True)._devices(r) for r in (0, 1)] == ["0,1", "2,3"]
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")
-    assert [ReplicatedEngine(spec)._devices(r) for r in (0, 1)] == ["4,5", "6,7"]
+    assert [ReplicatedEngine(spec, create_engine, on_gpus=True)._devices(r) for r in (0, 1)] == ["4,5", "6,7"]

@@ -16,9 +16,9 @@ from harness_helpers import (
 )
 
 from harness.engines.synthetic import answer_tokens
-from harness.loadgen_settings import Mode
-from harness.record import RunRecord
 from harness.runner import FinishedRun
+from submitter.fileformats.run_mode import Mode
+from submitter.fileformats.run_record import RunRecord
 from submitter.rounds.models import Scenario
 
 SCENARIOS = (Scenario.OFFLINE, Scenario.SERVER, Scenario.INTERACTIVE)

@@ -18,7 +18,7 @@ from pathlib import Path
 import minitree
 import pytest
 
-from submitter.check.mlperf_log import MLLOG_PREFIX
+from submitter.fileformats.mlperf_log import MLLOG_PREFIX
 
 SUBMITTER = "closed/Org"
 RESULT = f"{SUBMITTER}/results/sys/llama3.1-8b/Offline"

@@ -17,7 +17,7 @@ from submitter.package.allow import AllowList
 from submitter.package.leaks import CHUNK_OVERLAP_CHARS, LEAK_RULES, RULE_NEEDLES, ScannedLine, Sensitive
 from submitter.package.patterns import HOME_PATH_HINTS, PRIVATE_KEYS, SECRET_ASSIGNMENTS, TOKENS, LeakPattern
 from submitter.package.reading import ASCII_LOOKALIKES, Candidate, Lines, Piece, Trigger, segments
-from submitter.rules import Finding
+from submitter.rule_registry import Finding
 
 SENSITIVE = Sensitive.build(
     hosts=["gpu-node-7.corp.example.com", "gpu-node-7"], users=["alice"], denied=["Acme", "Zürich"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from submitter.check.mlperf_log import parse_detail_log
+from submitter.fileformats.mlperf_log import parse_detail_log
 
 SHARED_LOGS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "v5.1" / "closed" / "RedHat"
 

@@ -20,9 +20,15 @@ from treecopy import H100, copy_tree
 
 import submitter.package.leaks as leaks_module
 from submitter.errors import UsageProblem
-from submitter.package import PackageReport, PackageRequest, Sensitive, package_tree, parse_allow_list
 from submitter.package.allow import AllowList
 from submitter.package.leaks import ScannedLine, scan_file
+from submitter.package.packaging import (
+    PackageReport,
+    PackageRequest,
+    Sensitive,
+    package_tree,
+    parse_allow_list,
+)
 
 # Never this machine's names: the library tests must not depend on where they run.
 SENSITIVE = Sensitive.build(hosts=["gpu-node-7.corp.example.com"], users=["alice"])
@@ -293,6 +299,7 @@ def test_repository_rules_and_unknown_rules_cannot_be_allowed(tmp_path):
         parse_allow_list((), (bad,))
 
 
+@pytest.mark.slow
 def test_exit_codes(tree, tmp_path):
     def package_cli(*args: str) -> int:
         return run_cli("package", *args, "--round", "v6.1", cwd=tmp_path).returncode

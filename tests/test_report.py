@@ -40,8 +40,8 @@ from submitter.report.model import (
 from submitter.report.plots import STATUS_COLOURS, Bar, latency_chart, nice_ticks, throughput_chart
 from submitter.rounds.models import AccuracyBound, Scenario
 from submitter.rounds.registry import load_round
-from submitter.stage import StageRequest, stage
 from submitter.stage.selection import Eligibility
+from submitter.stage.staging import StageRequest, stage
 from submitter.systems.descriptor import SystemDescriptor
 
 LLAMA = load_round("v6.1").benchmark("llama3.1-8b")

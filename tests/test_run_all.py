@@ -18,11 +18,11 @@ from harness_helpers import SHORT, detail_records, fast_descriptor, write_datase
 
 from harness.estimate import issued_samples
 from harness.ledger import read_events
-from harness.loadgen_settings import Mode
 from harness.matrix import required_steps
 from harness.run_all import CampaignRequest, execute_campaign, plan_campaign
 from harness.runner import RunRequest, execute, plan_run
 from submitter.errors import SubmitterError, UsageProblem
+from submitter.fileformats.run_mode import Mode
 from submitter.rounds.models import Scenario
 from submitter.rounds.registry import load_round
 from submitter.systems.descriptor import SystemDescriptor
@@ -132,6 +132,7 @@ def test_full_length_demo_sizes_follow_the_round(tmp_path: Path, dataset: Path) 
     assert offline.estimate.seconds == pytest.approx(2.0 + 64 / 39)
 
 
+@pytest.mark.slow
 def test_a_finished_plan_keeps_everything_and_changed_settings_redo_only_their_runs(
     tmp_path: Path, dataset: Path
 ) -> None:
@@ -261,6 +262,7 @@ def _gone(pid: int, timeout_s: float) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc and relies on PR_SET_PDEATHSIG")
+@pytest.mark.slow
 def test_kill_9_midway_then_run_again_finishes_the_plan_without_redoing_valid_runs(tmp_path: Path) -> None:
     # The demo model scores the accuracy run: an unscored one would make run-all exit 1.
     made = run_cli(
@@ -302,6 +304,7 @@ def test_kill_9_midway_then_run_again_finishes_the_plan_without_redoing_valid_ru
     assert reused == started[:2]
 
 
+@pytest.mark.slow
 def test_sigterm_records_the_run_as_interrupted_and_the_next_plan_redoes_it(tmp_path: Path) -> None:
     write_dataset(tmp_path / "data.json")
     process = _start_run_all(tmp_path)

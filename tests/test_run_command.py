@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import run_cli, write_json
 from harness_helpers import fast_descriptor
 
@@ -24,6 +25,7 @@ def systems_dir(tmp_path: Path, descriptor: dict) -> dict[str, str]:
     return {"SUBMITTER_SYSTEMS_PATH": str(folder)}
 
 
+@pytest.mark.slow
 def test_data_synth_writes_the_real_format_with_the_real_length_profile(tmp_path: Path) -> None:
     result = run_cli("data", "synth", "--out", "cnn.json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -93,6 +95,7 @@ def test_a_killed_run_is_recorded_as_interrupted_never_as_complete(tmp_path: Pat
     assert record["status"] == "interrupted" and record["valid"] is False
 
 
+@pytest.mark.slow
 def test_accuracy_command_scores_a_real_accuracy_run(tmp_path: Path) -> None:
     from tokenizers import Tokenizer, models, pre_tokenizers
 

@@ -13,8 +13,8 @@ from conftest import run_cli, write_json
 from harness_helpers import every_step_run
 
 from submitter.errors import SubmitterError, UsageProblem
-from submitter.stage import StageRequest, stage
 from submitter.stage.selection import Eligibility
+from submitter.stage.staging import StageRequest, stage
 from submitter.systems.descriptor import SystemDescriptor
 
 TREE = "open/Demo/results/Demo_1xSynthetic_CPU/llama3.1-8b"

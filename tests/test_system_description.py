@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from submitter.rounds.registry import load_round
-from submitter.systems.description import SystemDescription
 from submitter.systems.lint import SYSTEM_RULES, SystemFile, accelerator_count_in_id
+from submitter.systems.official_description import SystemDescription
 
 
 def lint(data, system_id="Demo_1xSynthetic_CPU", unfilled=frozenset()):

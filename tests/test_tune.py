@@ -26,6 +26,7 @@ def limited_engine() -> dict:
     )
 
 
+@pytest.mark.slow
 def test_the_search_brackets_narrows_and_confirms(tmp_path: Path) -> None:
     dataset = write_dataset(tmp_path / "data.json")
     request = TuneRequest(
@@ -66,6 +67,7 @@ def test_the_search_brackets_narrows_and_confirms(tmp_path: Path) -> None:
     assert [r["harness"]["engine_start_s"] is None for r in records] == [False] + [True] * (len(records) - 1)
 
 
+@pytest.mark.slow
 def test_a_failed_confirmation_steps_down_below_what_the_engine_completed(tmp_path: Path) -> None:
     # At 1.5 times capacity the queue grows by a third of a second per second: a 3-second trial ends
     # under 1 s of waiting (VALID), an 8-second confirmation passes the 2 s TTFT limit (INVALID).
@@ -98,6 +100,7 @@ def test_offline_is_refused(tmp_path: Path) -> None:
         tune_qps(request, print)
 
 
+@pytest.mark.slow
 def test_the_command_prints_the_trials_and_the_rate_to_set(tmp_path: Path) -> None:
     write_dataset(tmp_path / "data.json")
     descriptor = limited_engine()

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from submitter.check.mlperf_log import MLLOG_PREFIX
+from submitter.fileformats.mlperf_log import MLLOG_PREFIX
 
 RESULTS = "closed/RedHat/results"
 H100 = f"{RESULTS}/XE8640_4xH100_vLLM/llama3.1-8b"

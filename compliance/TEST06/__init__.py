@@ -1,1 +1,5 @@
-"""TEST06: the audit config (audit.config) and the verification of an audit run's accuracy log (verify)."""
+"""TEST06, the LLM output audit: first-token, EOS and sample-length checks of an audit run's log."""
+
+from compliance.TEST06.verify import VERIFY_FILE, verify_run
+
+__all__ = ["VERIFY_FILE", "verify_run"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from compliance.registry import AuditContext
 from submitter.evaluation.accuracy_log import LoggedResponse, read_accuracy_log
 from submitter.fileio import write_text_atomic
 
@@ -75,8 +76,9 @@ def verify(responses: list[LoggedResponse], streaming: bool, eos_token_id: int) 
     )
 
 
-def verify_run(run_dir: Path, streaming: bool, eos_token_id: int) -> Test06Verdict:
+def verify_run(run_dir: Path, context: AuditContext) -> Test06Verdict:
     """Verify a TEST06 run directory and write its verify_accuracy.txt beside LoadGen's logs."""
-    verdict = verify(read_accuracy_log(run_dir / "mlperf_log_accuracy.json"), streaming, eos_token_id)
+    responses = read_accuracy_log(run_dir / "mlperf_log_accuracy.json")
+    verdict = verify(responses, context.streaming, context.eos_token_id)
     write_text_atomic(run_dir / VERIFY_FILE, verdict.text())
     return verdict

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from submitter.rounds.models import GenerationRules
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +25,8 @@ class Sample:
 
 
 class Generation(BaseModel):
-    """How every sample is generated: the benchmark's sampling rules (greedy, bounded length)."""
+    """How every sample is generated: the benchmark's sampling rules (greedy, bounded length), as sent to
+    engine worker processes (pydantic, JSON); the pack's `GenerationRules` are the source."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -37,13 +40,27 @@ class Generation(BaseModel):
     # Dummy-weight timing runs generate exactly max_tokens, as the real model almost always does.
     ignore_eos: bool = False
 
+    @classmethod
+    def of(cls, rules: GenerationRules, *, ignore_eos: bool = False) -> Generation:
+        """The round pack's generation rules as engines take them (the one place they are mapped)."""
+        return cls(
+            max_tokens=rules.max_output_tokens,
+            min_tokens=rules.min_output_tokens,
+            eos_token_id=rules.eos_token_id,
+            temperature=rules.temperature,
+            top_k=rules.top_k,
+            top_p=rules.top_p,
+            seed=rules.seed,
+            ignore_eos=ignore_eos,
+        )
+
 
 class EngineSpec(BaseModel):
     """Everything an engine needs to build itself; `args` are the backend's own keyword arguments."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    backend: Literal["vllm", "vllm-async", "openai", "synthetic"]
+    backend: str  # a name in submitter.systems.backends.BACKENDS, checked when the engine is created
     model: str
     generation: Generation
     args: dict[str, Any] = Field(default_factory=dict)

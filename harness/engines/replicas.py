@@ -12,12 +12,14 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness.engines.base import CompletionEvents, EngineSpec, Sample
+from harness.engines.base import CompletionEvents, Engine, EngineSpec, Sample
 from harness.environment import visible_devices
 from harness.lifetime import end_with_parent
+
+EngineFactory = Callable[[EngineSpec], Engine]
 
 _READY, _FIRST, _DONE, _FAILED, _STOPPED = "ready", "first", "done", "failed", "stopped"
 
@@ -39,15 +41,19 @@ class _QueueEvents:
 
 
 def _serve_replica(
-    replica: int, spec: EngineSpec, devices: str | None, inbox: Any, outbox: Any, parent_pid: int
+    replica: int,
+    spec: EngineSpec,
+    create: EngineFactory,
+    devices: str | None,
+    inbox: Any,
+    outbox: Any,
+    parent_pid: int,
 ) -> None:
     end_with_parent(parent_pid)
     if devices is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = devices
-    from harness.engines import create_engine
-
     try:
-        engine = create_engine(spec)
+        engine = create(spec)
         engine.start()
     except Exception as exc:
         outbox.put((_FAILED, None, f"replica {replica} did not start: {type(exc).__name__}: {exc}"))
@@ -61,7 +67,12 @@ def _serve_replica(
 
 
 class ReplicatedEngine:
-    def __init__(self, spec: EngineSpec) -> None:
+    """`create` builds one copy in each process (a module-level function: it crosses to the child by
+    name); `on_gpus`: each copy gets its own `tensor_parallel_size` of the GPUs this process was given."""
+
+    def __init__(self, spec: EngineSpec, create: EngineFactory, on_gpus: bool) -> None:
+        self._create = create
+        self._on_gpus = on_gpus
         self._count = spec.replicas
         self._single = spec.model_copy(update={"replicas": 1})
         self._tensor_parallel = spec.tensor_parallel_size
@@ -79,7 +90,7 @@ class ReplicatedEngine:
         self._collector = threading.Thread(target=self._collect, name="replica-collector", daemon=True)
 
     def _devices(self, replica: int) -> str | None:
-        if self._single.backend == "synthetic":
+        if not self._on_gpus:
             return None
         # Counted within the GPUs this process was given, so two runs can share a host.
         given = visible_devices() or [str(index) for index in range(self._count * self._tensor_parallel)]
@@ -93,6 +104,7 @@ class ReplicatedEngine:
                 args=(
                     replica,
                     self._single,
+                    self._create,
                     self._devices(replica),
                     self._inboxes[replica],
                     self._outbox,

@@ -28,7 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.engines.base import CompletionEvents, EngineSpec, Sample
-from harness.synthetic_data import DEMO_ANSWERS
+from harness.stand_in_models import DEMO_ANSWERS
 
 # Ordinary vocabulary ids of Llama 3 (special tokens start at 128000).
 _VOCABULARY = range(1000, 120000)

@@ -34,7 +34,7 @@ from submitter.check.summary import ResultRow, summarise
 from submitter.check.tree import discover, locate
 from submitter.rounds.models import RoundRules
 from submitter.rounds.registry import load_round
-from submitter.rules import Finding, Severity
+from submitter.rule_registry import Finding, Severity
 
 
 class CheckReport(Struct, frozen=True):

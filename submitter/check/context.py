@@ -9,13 +9,13 @@ from typing import Any
 
 from msgspec import Struct
 
-from submitter.check.accuracy_txt import AccuracyJudgement, judge
+from submitter.check.accuracy_judgement import AccuracyJudgement, judge
 from submitter.check.detect import Detection
 from submitter.check.load import EntryFiles, FileIndex, JsonFile
-from submitter.check.mlperf_log import DetailLog
 from submitter.check.tree import ResultEntry, Scope
+from submitter.fileformats.mlperf_log import DetailLog
 from submitter.rounds.models import BenchmarkRules, RoundRules, Scenario
-from submitter.rules import RuleSet
+from submitter.rule_registry import RuleSet
 
 SystemKey = tuple[str, str, str]  # division, submitter, system
 CLOSED_DIVISIONS = ("closed", "network")

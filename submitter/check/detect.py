@@ -12,8 +12,9 @@ from collections.abc import Iterable, Sequence
 from msgspec import Struct
 
 from submitter.check.load import FileIndex, TreeReader
-from submitter.check.mlperf_log import DetailLog
 from submitter.check.tree import ResultEntry
+from submitter.fileformats.mlperf_log import DetailLog
+from submitter.rounds.models import Layout
 from submitter.rounds.registry import SEED_KEYS, available_rounds, load_round, round_layout, round_seeds
 
 
@@ -23,24 +24,47 @@ def rounds_with_seeds(log: DetailLog) -> list[str]:
     return [name for name in available_rounds() if round_seeds(name) == found]
 
 
+def _layouts() -> dict[str, Layout]:
+    """Every layout the packs know, by name (rounds that share a layout share its folders)."""
+    return {load_round(name).layout.name: load_round(name).layout for name in available_rounds()}
+
+
+def _keeps_measurements_here(index: FileIndex, layout: Layout, names: dict[str, str]) -> bool:
+    """Whether a result's measurements sit where `layout` keeps them: in the result's own folder (its
+    measurements file there), or in separate measurements and compliance trees."""
+    if layout.measurements_dir == layout.results_dir:
+        return index.has_file(f"{layout.measurements_dir}/{layout.measurements_file}".format(**names))
+    return index.has_dir(layout.measurements_dir.format(**names)) or index.has_dir(
+        layout.compliance_dir.format(**names)
+    )
+
+
 def tree_layout(index: FileIndex, entries: Sequence[ResultEntry]) -> str | None:
     """The layout the results are written in: each result votes with where its measurements live.
 
-    "v5.1" keeps them in `<submitter>/measurements/<system>/<benchmark>/<scenario>/`, the v6 layout in
-    the result's own folder (`measurements.json`). A code folder's name only breaks a tie, since trees
-    that moved to the v6 layout often keep both `code/` and `src/`.
+    A code folder's name (the layouts' `code_dir`) only breaks a tie, since trees that moved to a newer
+    layout often keep both the old and the new one.
     """
+    layouts = _layouts()
     votes: Counter[str] = Counter()
     for entry in entries:
-        base = f"{entry.division}/{entry.submitter}"
-        scenario = f"{entry.system}/{entry.benchmark}/{entry.scenario}"
-        if index.has_dir(f"{base}/measurements/{scenario}") or index.has_dir(f"{base}/compliance/{scenario}"):
-            votes["v5.1"] += 2
-        if index.has_file(f"{base}/results/{scenario}/measurements.json"):
-            votes["v6"] += 2
-    for base in {f"{entry.division}/{entry.submitter}" for entry in entries}:
-        votes["v5.1"] += index.has_dir(f"{base}/code") and not index.has_dir(f"{base}/src")
-        votes["v6"] += index.has_dir(f"{base}/src") and not index.has_dir(f"{base}/code")
+        names = {
+            "division": entry.division,
+            "submitter": entry.submitter,
+            "system": entry.system,
+            "benchmark": entry.benchmark,
+            "scenario": entry.scenario,
+        }
+        for name, layout in layouts.items():
+            votes[name] += 2 * _keeps_measurements_here(index, layout, names)
+    for division, submitter in {(entry.division, entry.submitter) for entry in entries}:
+        code_dirs = {
+            name: layout.code_dir.format(division=division, submitter=submitter)
+            for name, layout in layouts.items()
+        }
+        for name, code_dir in code_dirs.items():
+            others = {other for other in code_dirs.values() if other != code_dir}
+            votes[name] += index.has_dir(code_dir) and not any(index.has_dir(other) for other in others)
     ranked = votes.most_common()
     if not ranked or ranked[0][1] == 0 or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from submitter.check.mlperf_log import DetailLog, LogRecord
+from submitter.fileformats.mlperf_log import DetailLog, LogRecord
 from submitter.fileio import json_error_reason, load_json_text
 
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from msgspec import Struct
 
-from submitter.check.accuracy_txt import AccuracyFile, parse_accuracy_txt
-from submitter.check.mlperf_log import DetailLog, parse_detail_log
 from submitter.check.tree import ResultEntry, Scope
+from submitter.fileformats.accuracy_txt import AccuracyFile, parse_accuracy_txt
+from submitter.fileformats.mlperf_log import DetailLog, parse_detail_log
 from submitter.fileio import json_error_fix, json_error_reason, load_json_text
 from submitter.regular_files import NotARegularFile, TooLarge, kind_of, read_regular
 from submitter.rounds.models import BenchmarkRules, Layout, RoundRules

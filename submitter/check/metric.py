@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from submitter.check.mlperf_log import DetailLog
+from submitter.fileformats.mlperf_log import DetailLog
 from submitter.rounds.models import BenchmarkRules, RoundRules, Scenario
 
 MS_PER_S = 1000

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from submitter.rules import Finding
+from submitter.rule_registry import Finding
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPED_BYTES = range(0xDC80, 0xDD00)  # surrogateescape's stand-ins for the bytes 0x80 to 0xff

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import NamedTuple
 
-from submitter.rules import Finding, Severity
+from submitter.rule_registry import Finding, Severity
 
 ALL = "ALL"
 SEPARATOR = "-"  # rule ids are words joined by hyphens: a prefix ends at a word's end

@@ -19,7 +19,7 @@ from submitter.check.metric import performance_metric
 from submitter.check.printable import printable
 from submitter.check.rules.power import design_power_watts, result_power_metric
 from submitter.rounds.models import Scenario
-from submitter.rules import Finding, Severity
+from submitter.rule_registry import Finding, Severity
 
 CSV_COLUMNS = (
     "Organization",

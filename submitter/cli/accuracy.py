@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from harness.record import read_record
+from harness.benchmarks.registry import benchmark_plugin
 from submitter.cli.output import echo_json, echo_table
 from submitter.errors import UsageProblem
-from submitter.evaluation.accuracy import ACCURACY_FILES, write_accuracy
+from submitter.fileformats.run_record import read_record
 from submitter.fileio import ensure_writable
 from submitter.rounds.registry import load_round
 
@@ -34,15 +34,17 @@ def accuracy(
         raise UsageProblem(f"{run_dir} has no run.json: it is not a finished `submitter run` directory")
     if record.mode != "accuracy":
         raise UsageProblem(f"{run_dir} is a {record.mode} run; evaluate an accuracy run")
-    for name in ACCURACY_FILES:  # scoring takes minutes: find out first that its results can be kept
+    rules = load_round(record.round)
+    benchmark = rules.benchmark(record.benchmark)
+    plugin = benchmark_plugin(benchmark)
+    for name in plugin.ACCURACY_FILES:  # scoring takes minutes: find out first that its results can be kept
         ensure_writable(run_dir / name)
     tokenizer_dir = model or Path(record.engine.model)
-    rules = load_round(record.round)
-    report = write_accuracy(
+    report = plugin.write_accuracy(
         run_dir,
         dataset or Path(record.dataset["path"]),
         tokenizer_dir,
-        rules.benchmark(record.benchmark),
+        benchmark,
         rules.accuracy_patterns,
         workers,
         trial=bool(record.loadgen.overrides),

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import click
 
-from harness.synthetic_data import synthesize_records, write_demo_model, write_dummy_model
+from harness.benchmarks.registry import benchmark_plugin
+from harness.stand_in_models import write_dummy_model
 from submitter.errors import UsageProblem
 from submitter.fileio import ensure_writable, write_chunks_atomic
-from submitter.rounds.registry import load_round
+from submitter.rounds.registry import available_rounds, load_round
 
 # Records are encoded this many at a time: a full dataset is some 60 MB of JSON, never held as one string.
 _RECORDS_PER_CHUNK = 256
@@ -34,7 +35,7 @@ def json_array_chunks(records: Sequence[object]) -> Iterator[bytes]:
 
 @data.command("synth")
 @click.option("--benchmark", default="llama3.1-8b", show_default=True)
-@click.option("--round", "round_name", default="v6.1", show_default=True)
+@click.option("--round", "round_name", help="The round whose rules shape the data (default: the newest).")
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
@@ -51,22 +52,22 @@ def json_array_chunks(records: Sequence[object]) -> Iterator[bytes]:
     help="Also write a demo model here: a tokenizer, and synthetic answers that score as passing.",
 )
 def synth(
-    benchmark: str, round_name: str, out: Path, samples: int | None, seed: int, demo_model: Path | None
+    benchmark: str, round_name: str | None, out: Path, samples: int | None, seed: int, demo_model: Path | None
 ) -> None:
     """A dataset in the benchmark's file format with the real prompt-length profile."""
-    rules = load_round(round_name).benchmark(benchmark)
+    rules = load_round(round_name or available_rounds()[-1]).benchmark(benchmark)
     if rules.generation is None:
         raise UsageProblem(f"{benchmark} has no generation rules, so submitter cannot shape data for it")
+    plugin = benchmark_plugin(rules)
     ensure_writable(out)
     if demo_model is not None:
         ensure_writable(demo_model, folder=True)
     count = samples or rules.dataset.size
-    records = synthesize_records(count, rules.generation, seed)
+    records = plugin.synthesize_records(count, rules.generation, seed)
     write_chunks_atomic(out, json_array_chunks(records))
     click.echo(f"wrote {count} synthetic {benchmark} records to {out}", err=True)
     if demo_model is not None:
-        references = [str(record["output"]) for record in records]
-        write_demo_model(demo_model, references, rules.generation.max_output_tokens)
+        plugin.write_demo_model(demo_model, records, rules.generation.max_output_tokens)
         click.echo(f"wrote a demo model (tokenizer and answers) to {demo_model}", err=True)
 
 

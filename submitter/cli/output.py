@@ -8,7 +8,9 @@ from typing import Any
 
 import click
 
-from submitter.rules import Finding, Severity, count_by_severity
+from submitter.rule_registry import Finding, Severity, count_by_severity
+from submitter.systems.descriptor import SystemDescriptor
+from submitter.systems.runnable import load_runnable_descriptor
 
 
 def echo_json(payload: Any) -> None:
@@ -58,3 +60,11 @@ def echo_findings(findings: Sequence[Finding], files_checked: int | None) -> Non
     counts = count_by_severity(findings)
     scope = f"{files_checked} file(s) checked: " if files_checked is not None else ""
     click.echo(f"{scope}{counts[Severity.ERROR]} error(s), {counts[Severity.WARNING]} warning(s)")
+
+
+def runnable_descriptor(system_id: str) -> SystemDescriptor:
+    """The descriptor a command runs on (refused with exit 2 while it has errors); its warnings on stderr."""
+    runnable = load_runnable_descriptor(system_id)
+    for finding in runnable.warnings:
+        click.echo(finding.render(), err=True)
+    return runnable.descriptor

@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 
 from submitter.cli.output import echo_findings, echo_json
-from submitter.package import PackageReport, PackageRequest, package_tree, parse_allow_list
+from submitter.package.packaging import PackageReport, PackageRequest, package_tree, parse_allow_list
 from submitter.rounds.registry import available_rounds
-from submitter.rules import findings_as_json
+from submitter.rule_registry import findings_as_json
 from submitter.workspace import DIST
 
 JSON_SCHEMA_VERSION = 1

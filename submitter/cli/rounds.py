@@ -7,7 +7,7 @@ import msgspec
 
 from submitter.cli.output import echo_json, echo_sourced_table, echo_table
 from submitter.rounds.registry import available_rounds, load_round
-from submitter.rounds.report import benchmark_rows, round_rows
+from submitter.rounds.rule_table import benchmark_rows, round_rows
 
 
 @click.group()

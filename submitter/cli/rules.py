@@ -10,8 +10,8 @@ import click
 from submitter.check.checker import PERFORMANCE_RULES, RESULT_RULES, TREE_RULES
 from submitter.check.rules.system import severity_in_check
 from submitter.cli.output import echo_json, echo_table
-from submitter.package import LEAK_RULES, REPOSITORY_RULES
-from submitter.rules import Rule, RuleSet, Severity
+from submitter.package.packaging import LEAK_RULES, REPOSITORY_RULES
+from submitter.rule_registry import Rule, RuleSet, Severity
 from submitter.systems.descriptor_rules import DESCRIPTOR_RULES
 from submitter.systems.lint import SYSTEM_RULES
 

@@ -9,41 +9,14 @@ from pathlib import Path
 import click
 
 from harness import preflight
-from harness.loadgen_settings import Mode, Smoke
+from harness.loadgen_settings import Smoke
 from harness.runner import RunPlan, RunRequest, execute, plan_run, run_directory
-from submitter.cli.output import echo_json
-from submitter.errors import SubmitterError, UsageProblem
+from submitter.cli.output import echo_json, runnable_descriptor
+from submitter.fileformats.run_mode import Mode
 from submitter.rounds.models import Scenario
-from submitter.rules import Severity
-from submitter.systems.catalog import descriptor_path
-from submitter.systems.descriptor import SystemDescriptor
-from submitter.systems.descriptor_rules import DESCRIPTOR_RULES
-from submitter.systems.validate import load_descriptor, validate_file
 from submitter.workspace import RUNS
 
 RUN_SCENARIOS = (Scenario.OFFLINE, Scenario.SERVER, Scenario.INTERACTIVE)
-
-
-def load_runnable_descriptor(system_id: str) -> SystemDescriptor:
-    """The descriptor named by id or path, refused while its harness setup has errors; warnings are shown.
-
-    Whatever is wrong with the descriptor (not found, malformed, an unknown round) is an input error:
-    UsageProblem, exit 2."""
-    path = Path(system_id) if system_id.endswith(".json") else descriptor_path(system_id)
-    try:
-        descriptor = load_descriptor(path)
-    except UsageProblem:
-        raise
-    except SubmitterError as exc:  # not a descriptor, or not a valid one
-        raise UsageProblem(str(exc)) from None
-    descriptor_rules = {rule.id for rule in DESCRIPTOR_RULES}
-    findings = [finding for finding in validate_file(path) if finding.rule in descriptor_rules]
-    errors = [finding.render() for finding in findings if finding.severity is Severity.ERROR]
-    if errors:  # a descriptor that is wrong (an unknown round, say) is an input error: exit 2
-        raise UsageProblem(f"{path} has errors; fix them before running:\n" + "\n".join(errors))
-    for finding in findings:
-        click.echo(finding.render(), err=True)
-    return descriptor
 
 
 def checked_plan(request: RunRequest) -> RunPlan:
@@ -89,7 +62,7 @@ def run(
     """Run LoadGen against the system's engine; results go to
     RUNS_DIR/<system>/<benchmark>/<scenario>/<mode>/<UTC time>/ with run.json written last."""
     request = RunRequest(
-        system=load_runnable_descriptor(system_id),
+        system=runnable_descriptor(system_id),
         benchmark=benchmark,
         scenario=Scenario(scenario),
         mode=Mode(mode),

@@ -17,8 +17,7 @@ from harness.run_all import (
     execute_campaign,
     plan_campaign,
 )
-from submitter.cli.output import echo_json, echo_table
-from submitter.cli.run import load_runnable_descriptor
+from submitter.cli.output import echo_json, echo_table, runnable_descriptor
 from submitter.rounds.models import Scenario
 from submitter.workspace import RUNS
 
@@ -180,7 +179,7 @@ def run_all(
     (scored) and performance. A preflight checks all of them first and estimates the wall time."""
     live = sys.stderr.isatty()
     request = CampaignRequest(
-        system=load_runnable_descriptor(system_id),
+        system=runnable_descriptor(system_id),
         benchmarks=benchmarks,
         scenarios=tuple(Scenario(name) for name in scenarios),
         dataset=dataset,

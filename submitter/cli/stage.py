@@ -7,13 +7,12 @@ from pathlib import Path
 
 import click
 
-from submitter.cli.output import echo_findings, echo_json, echo_table
-from submitter.cli.run import load_runnable_descriptor
+from submitter.cli.output import echo_findings, echo_json, echo_table, runnable_descriptor
 from submitter.errors import UsageProblem
 from submitter.rounds.registry import available_rounds
-from submitter.rules import findings_as_json
-from submitter.stage import DIVISIONS, StageRequest, StageResult, stage
+from submitter.rule_registry import findings_as_json
 from submitter.stage.selection import Eligibility
+from submitter.stage.staging import DIVISIONS, StageRequest, StageResult, stage
 from submitter.workspace import RUNS, SUBMISSION
 
 
@@ -67,7 +66,7 @@ def stage_command(
 ) -> None:
     """Copy the best valid run of every required (system, benchmark, scenario, mode) into a fresh tree
     at OUT in the round's layout, write its documents, and check it. Exit 0 only when the check passes."""
-    systems = tuple(load_runnable_descriptor(system_id) for system_id in system_ids)
+    systems = tuple(runnable_descriptor(system_id) for system_id in system_ids)
     rounds = sorted({system.round for system in systems})
     if round_name is None and len(rounds) > 1:
         raise UsageProblem(f"the systems are set up for rounds {', '.join(rounds)}; pass --round")

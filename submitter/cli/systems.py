@@ -11,9 +11,9 @@ import click
 from submitter.cli.output import echo_findings, echo_json, echo_table
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.fileio import ensure_writable, write_text_atomic
-from submitter.rules import Severity, findings_as_json
+from submitter.rule_registry import Severity, findings_as_json
 from submitter.systems.catalog import descriptor_path, find_descriptors
-from submitter.systems.description import SystemDescription
+from submitter.systems.official_description import SystemDescription
 from submitter.systems.probe import collect_facts, draft_descriptor
 from submitter.systems.validate import display_path, load_descriptor, validate_file
 

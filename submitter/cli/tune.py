@@ -9,8 +9,7 @@ import click
 
 from harness.preflight import check_runs_destination
 from harness.tune import TRIAL, Trial, TuneRequest, tune_qps
-from submitter.cli.output import echo_json, echo_table
-from submitter.cli.run import load_runnable_descriptor
+from submitter.cli.output import echo_json, echo_table, runnable_descriptor
 from submitter.rounds.models import Scenario
 from submitter.workspace import RUNS
 
@@ -101,7 +100,7 @@ def tune(
 ) -> None:
     """Search the highest target_qps LoadGen judges VALID (p99 TTFT and TPOT under the scenario's
     limits, by early stopping) with short trials, then confirm it with a full-length run."""
-    system = load_runnable_descriptor(system_id)
+    system = runnable_descriptor(system_id)
     # Every trial is a run in the runs folder: proved writable before the engine starts.
     check_runs_destination(runs_dir, runs_dir / system.id)
     request = TuneRequest(

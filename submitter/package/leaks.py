@@ -39,7 +39,7 @@ from submitter.package.patterns import (
 )
 from submitter.package.reading import Lines, Piece, Trigger, chunks, segments
 from submitter.regular_files import NotARegularFile, open_regular
-from submitter.rules import Finding, Problem, RuleSet, Severity
+from submitter.rule_registry import Finding, Problem, RuleSet, Severity
 
 # User names that are ordinary words in logs and paths: matching them would flood the report, and
 # naming them reveals nothing. Their home directories are still reported by LEAK-HOME-PATH.

@@ -12,7 +12,7 @@ from submitter.check.load import FileIndex
 from submitter.check.rules import hygiene
 from submitter.check.tree import Scope
 from submitter.rounds.models import RoundRules
-from submitter.rules import Finding, RuleSet, Severity
+from submitter.rule_registry import Finding, RuleSet, Severity
 
 # `check` warns about these (they are form, not a run's fault); an upload takes none of them: errors here.
 REPOSITORY_RULES: RuleSet[TreeContext] = RuleSet("repository rules")

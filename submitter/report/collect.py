@@ -14,8 +14,8 @@ from pathlib import Path
 from submitter.check.checker import check_tree
 from submitter.check.context import system_json_path
 from submitter.check.load import EntryFiles
-from submitter.check.mlperf_log import DetailLog
 from submitter.check.summary import ResultRow
+from submitter.fileformats.mlperf_log import DetailLog
 from submitter.report.headroom import result_headroom
 from submitter.report.model import (
     AccuracyFacts,
@@ -26,7 +26,7 @@ from submitter.report.model import (
     SystemReview,
 )
 from submitter.rounds.models import RoundRules, Scenario
-from submitter.rules import Finding
+from submitter.rule_registry import Finding
 
 NS_PER_MS = 1_000_000
 # LoadGen's percentile keys; the number in each is the percentile ("99.00").

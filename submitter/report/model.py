@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, computed_field, field_validator
 
 from submitter.check.printable import printable_data
-from submitter.rules import Finding, Severity
+from submitter.rule_registry import Finding, Severity
 
 REVIEW_SCHEMA_VERSION = 1
 

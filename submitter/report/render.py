@@ -13,8 +13,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+import submitter.report.plots as plots
 from submitter import __version__
-from submitter.report import plots
 from submitter.report.headroom import ALLOWANCE_WARN_FRACTION, LATENCY_WARN_SHARE_PERCENT
 from submitter.report.model import ResultReview, Review, Status
 from submitter.resources import shipped_dir

@@ -311,7 +311,9 @@ class BenchmarkRules(_Strict, kw_only=True):
     # reported score with the target (it does for qwen3-vl only).
     endpoints: bool = False
     endpoints_scored: bool = False
-    # The harness's view: LoadGen model names, the reference's generation and run sizing.
+    # The harness's view: its plug-in (harness/benchmarks/<plugin>/; None: checked, never run), LoadGen
+    # model names, the reference's generation and run sizing.
+    plugin: str | None = None
     loadgen_models: dict[Scenario, str] = {}
     generation: GenerationRules | None = None
     run_sizing: RunSizing | None = None

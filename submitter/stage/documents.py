@@ -12,9 +12,9 @@ from typing import Any
 
 import jinja2
 
-from harness.loadgen_settings import Mode
-from harness.record import scores_text
 from submitter.errors import SubmitterError
+from submitter.fileformats.run_mode import Mode
+from submitter.fileformats.run_record import scores_text
 from submitter.resources import shipped_dir
 from submitter.rounds.models import RoundRules
 from submitter.stage.selection import ChosenRun
@@ -59,8 +59,8 @@ def _validity(run: ChosenRun) -> str:
     outcome = run.record.loadgen.outcome
     if run.step.mode is Mode.ACCURACY or outcome is None or outcome.validity is None:
         return "n/a"
-    # An audit's 100 queries cannot meet the performance minimums; TEST06 judges its log instead.
-    return f"{outcome.validity} (not judged)" if run.step.mode is Mode.TEST06 else outcome.validity
+    # An audit's 100 queries cannot meet the performance minimums; its verification judges the log instead.
+    return f"{outcome.validity} (not judged)" if run.step.mode.audit_test else outcome.validity
 
 
 def _result_text(run: ChosenRun) -> str:
@@ -68,7 +68,8 @@ def _result_text(run: ChosenRun) -> str:
     if record.scores:
         return scores_text(record.scores)
     if record.test06:
-        return "TEST06 verification passed" if record.test06.get("passed") else "TEST06 verification FAILED"
+        verdict = "passed" if record.test06.get("passed") else "FAILED"
+        return f"{run.step.mode.audit_test} verification {verdict}"
     outcome = record.loadgen.outcome
     if outcome and outcome.metric_value is not None:
         return f"{outcome.metric_value:,.2f} {outcome.metric_unit}"
@@ -85,8 +86,8 @@ def scenario_readme(
     sources_dir: str,
     notes: list[str],
 ) -> str:
-    order = {Mode.PERFORMANCE: 0, Mode.ACCURACY: 1, Mode.TEST06: 2}
-    runs = sorted(runs, key=lambda run: order[run.step.mode])
+    order = {Mode.PERFORMANCE: 0, Mode.ACCURACY: 1}  # then the audits
+    runs = sorted(runs, key=lambda run: order.get(run.step.mode, len(order)))
     performance = runs[0].record
     lines = [
         RunLine(

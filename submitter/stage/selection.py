@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.loadgen_settings import Mode
+from compliance.registry import audit_test
 from harness.matrix import Step, required_steps
-from harness.record import RUN_RECORD, RunRecord, read_record
-from harness.runner import SMOKE_NOT_SUBMITTABLE
 from submitter.errors import SubmitterError
+from submitter.fileformats.run_mode import Mode
+from submitter.fileformats.run_record import RUN_RECORD, SMOKE_NOT_SUBMITTABLE, RunRecord, read_record
 from submitter.rounds.models import RoundRules
 from submitter.systems.descriptor import SystemDescriptor
 
@@ -32,11 +32,14 @@ class ChosenRun:
         return outcome.metric_value if outcome else None
 
 
-# The file each mode's evaluation leaves in the run, and how to make it.
-_EVIDENCE = {
-    Mode.ACCURACY: ("accuracy.txt", "score it with `submitter accuracy {run_dir} --model DIR`"),
-    Mode.TEST06: ("verify_accuracy.txt", "run it again (submitter verifies every TEST06 run)"),
-}
+def _evidence(mode: Mode) -> tuple[str, str] | None:
+    """The file a mode's evaluation leaves in the run, and how to make it."""
+    if mode is Mode.ACCURACY:
+        return "accuracy.txt", "score it with `submitter accuracy {run_dir} --model DIR`"
+    if mode.audit_test:
+        verify_file = audit_test(mode.audit_test).VERIFY_FILE
+        return verify_file, f"run it again (submitter verifies every {mode.audit_test} run)"
+    return None
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ class Eligibility:
         again = f"run `submitter run-all --system {system_id}`"
         if record.status != "completed" or not record.valid:
             return Rejection(f"not valid ({record.problems[0] if record.problems else record.status})", again)
-        evidence = _EVIDENCE.get(record.mode)
+        evidence = _evidence(record.mode)
         if evidence and not (run_dir / evidence[0]).is_file():
             return Rejection(f"has no {evidence[0]}", evidence[1].format(run_dir=run_dir))
         if is_trial(record, dataset_size) and not self.trials:

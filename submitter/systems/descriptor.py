@@ -5,7 +5,7 @@ File shape (`systems/<id>.json`):
     {
       "id": "dell_xe8640_h100",              short name used on the command line
       "system_desc_id": "XE8640_1xH100_vLLM", the name of the system in the submission tree
-      "round": "v6.1",
+      "round": "<round>",                  a round with a pack (`submitter rounds list`)
       "system": { ...the 35 official keys; null where a fact is not known yet... },
       "benchmarks": { "llama3.1-8b": { backend, model_path, engine_args, scenarios: {...} } }
     }
@@ -16,16 +16,23 @@ Submitter and division are read from the official block, so they are written onc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from submitter.errors import SubmitterError
 from submitter.rounds.models import Scenario
-from submitter.systems.description import SystemDescription
+from submitter.systems.backends import BACKENDS, backend_info
 from submitter.systems.lint import SystemFile
+from submitter.systems.official_description import SystemDescription
 
-Backend = Literal["vllm", "vllm-async", "openai", "synthetic"]
+
+def _known_backend(name: str) -> str:
+    backend_info(name)  # the ValueError names the known backends
+    return name
+
+
+Backend = Annotated[str, AfterValidator(_known_backend), Field(json_schema_extra={"enum": list(BACKENDS)})]
 UserConfValue = int | float
 
 
@@ -77,7 +84,7 @@ class SystemDescriptor(BaseModel):
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_]*$", description="lower-case short name for the command line")
     system_desc_id: str = Field(min_length=1, description="system name in the submission tree")
-    round: str = Field(description="MLPerf round, e.g. v6.1")
+    round: str = Field(description="MLPerf round: one with a pack (`submitter rounds list`)")
     system: dict[str, Any] = Field(description="the official system description; null marks unknown facts")
     benchmarks: dict[str, BenchmarkSetup] = Field(default_factory=dict)
 

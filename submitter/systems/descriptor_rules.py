@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from submitter.errors import SubmitterError
 from submitter.rounds.models import BenchmarkRules, RoundRules, ScenarioSet, SystemTypeTable
 from submitter.rounds.registry import available_rounds, load_round
-from submitter.rules import Problem, RuleSet, Severity
+from submitter.rule_registry import Problem, RuleSet, Severity
+from submitter.systems.backends import backend_info
 from submitter.systems.descriptor import DescriptorFile
 
 # user.conf keys a closed submission may set (shared/spec/harness.md §b) ...
@@ -188,7 +189,9 @@ def parallelism_fits(entry: DescriptorFile) -> Iterator[Problem]:
         return
     for name, setup in entry.descriptor.benchmarks.items():
         needed = setup.replicas * setup.tensor_parallel_size
-        on_accelerators = any(setup.backend_for(scenario) != "synthetic" for scenario in setup.scenarios)
+        on_accelerators = any(
+            backend_info(setup.backend_for(scenario)).uses_accelerators for scenario in setup.scenarios
+        )
         if on_accelerators and needed > per_node * nodes:
             yield Problem(
                 field=f"benchmarks.{name}",

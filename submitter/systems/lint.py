@@ -16,9 +16,15 @@ from msgspec import Struct
 from msgspec import field as msgspec_field
 
 from submitter.rounds.models import SystemRules
-from submitter.rules import Problem, RuleSet, Severity
+from submitter.rule_registry import Problem, RuleSet, Severity
 from submitter.systems import accelerators
-from submitter.systems.description import FIELDS, TOLERATED_EXTRA_KEYS, Kind, kind_error, system_rules
+from submitter.systems.official_description import (
+    FIELDS,
+    TOLERATED_EXTRA_KEYS,
+    Kind,
+    kind_error,
+    system_rules,
+)
 
 PLACEHOLDERS = frozenset(
     {"-", "--", "na", "n/a", "tbd", "tba", "todo", "undefined", "unknown", "none", "null", "?", "xxx"}

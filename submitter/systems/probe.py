@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from submitter.rounds.registry import available_rounds
-from submitter.systems.description import SystemDescription
+from submitter.systems.official_description import SystemDescription
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from submitter.errors import SubmitterError
 from submitter.fileio import JsonFileError, read_json
-from submitter.rules import Finding, Severity
+from submitter.rule_registry import Finding, Severity
 from submitter.systems.descriptor import DescriptorFile, SystemDescriptor
 from submitter.systems.descriptor_rules import DESCRIPTOR_RULES
 from submitter.systems.lint import SYSTEM_RULES, SystemFile

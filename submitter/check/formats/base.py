@@ -26,7 +26,7 @@ from submitter.check.selection import (
 )
 from submitter.check.summary import ResultRow
 from submitter.rounds.models import RoundRules
-from submitter.rules import Finding, Severity
+from submitter.rule_registry import Finding, Severity
 
 
 class RuleInfo(NamedTuple):

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from submitter.check.formats.base import CheckOutput, ResultOutcome, finding_text
 from submitter.check.printable import printable
-from submitter.rules import Finding
+from submitter.rule_registry import Finding
 
 
 def escape_data(value: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from submitter.check.formats.base import CheckOutput, ResultOutcome
 from submitter.check.printable import printable_data
-from submitter.rules import findings_as_json
+from submitter.rule_registry import findings_as_json
 
 # 2: results name their division and submitter, and findings name their result with both.
 JSON_SCHEMA_VERSION = 2

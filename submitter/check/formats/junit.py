@@ -27,7 +27,7 @@ import msgspec
 
 from submitter.check.formats.base import CheckOutput, ResultOutcome
 from submitter.check.printable import printable
-from submitter.rules import Finding, Severity
+from submitter.rule_registry import Finding, Severity
 
 TREE_CLASSNAME = "submission tree"
 TREE_CASE = "tree"

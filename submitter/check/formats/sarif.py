@@ -16,7 +16,7 @@ from urllib.parse import quote
 from submitter import __version__
 from submitter.check.formats.base import CheckOutput, finding_text
 from submitter.check.printable import printable_data
-from submitter.rules import Finding
+from submitter.rule_registry import Finding
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -8,7 +8,7 @@ import click
 from submitter.check.formats.base import CheckOutput
 from submitter.check.printable import printable
 from submitter.cli.output import format_table
-from submitter.rules import Finding, Severity
+from submitter.rule_registry import Finding, Severity
 
 RESULT_HEADERS = ("system", "benchmark", "scenario", "metric", "units", "verdict")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from submitter.check.accuracy_txt import AccuracyJudgement
+from submitter.check.accuracy_judgement import AccuracyJudgement
 from submitter.check.context import RESULT_RULES, ResultContext
 from submitter.check.rules.performance import loadgen_errors, stray_log_lines, unreadable_lines
-from submitter.rules import Problem, Severity
+from submitter.rule_registry import Problem, Severity
 
 rule = RESULT_RULES.rule
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from submitter.check.accuracy_txt import _compiled
 from submitter.check.context import RESULT_RULES, ResultContext
 from submitter.check.load import AuditFiles
 from submitter.check.rules.structure import file_set
+from submitter.fileformats.accuracy_txt import metric_pattern
 from submitter.rounds.models import AuditRules, Scenario
-from submitter.rules import Problem, Severity
+from submitter.rule_registry import Problem, Severity
 
 rule = RESULT_RULES.rule
 
@@ -122,7 +122,7 @@ def _test01_accuracy(ctx: ResultContext, files: AuditFiles, folder: str) -> Iter
     bench = ctx.bench
     assert bench is not None
     for bound in bench.accuracy.targets_for(ctx.scenario):
-        pattern = _compiled(ctx.rules.accuracy_patterns[bound.metric])
+        pattern = metric_pattern(ctx.rules.accuracy_patterns[bound.metric])
         baseline, audited = (_last_value(pattern, text) for text in (files.baseline, files.compliance))
         if not baseline or not audited:
             yield Problem(

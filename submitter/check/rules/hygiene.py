@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 
 from submitter.check.context import TREE_RULES, TreeContext
-from submitter.rules import Problem, Severity
+from submitter.rule_registry import Problem, Severity
 from submitter.workspace import ARCHIVE_COMPANIONS, REVIEW_DOCUMENTS, STAGING_MANIFEST, STAGING_SUFFIX
 
 rule = TREE_RULES.rule

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from submitter.check.context import RESULT_RULES, ResultContext
-from submitter.rules import Problem, Severity
+from submitter.rule_registry import Problem, Severity
 
 rule = RESULT_RULES.rule
 

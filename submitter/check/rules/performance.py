@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from submitter.check.context import PERFORMANCE_RULES, PerformanceRun
 from submitter.check.detect import SEED_KEYS, rounds_with_seeds
 from submitter.check.metric import is_inferred, performance_metric
-from submitter.check.mlperf_log import EMPTY, DetailLog
+from submitter.fileformats.mlperf_log import EMPTY, DetailLog
 from submitter.rounds.models import Scenario
-from submitter.rules import Problem, Severity
+from submitter.rule_registry import Problem, Severity
 
 rule = PERFORMANCE_RULES.rule
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from submitter.check.context import RESULT_RULES, ResultContext
 from submitter.check.rules.structure import file_set
-from submitter.rules import Problem, Severity
+from submitter.rule_registry import Problem, Severity
 
 rule = RESULT_RULES.rule
 
@@ -88,7 +88,7 @@ def result_power_metric(ctx: ResultContext) -> float | str | None:
     return value if isinstance(value, float) else value.message
 
 
-@rule("SYS-NAMEPLATE", Severity.ERROR, "a v6.1 power result's system states its nameplate power")
+@rule("SYS-NAMEPLATE", Severity.ERROR, "a power result's system states its nameplate power, where rounds ask")
 def nameplate(ctx: ResultContext) -> Iterator[Problem]:
     if ctx.files.power_files is None or ctx.rules.layout.nameplate_power is None:
         return
@@ -106,7 +106,7 @@ def nameplate(ctx: ResultContext) -> Iterator[Problem]:
         )
 
 
-@rule("SYS-NAMEPLATE-MISSING", Severity.WARNING, "a v6.1 power result's system has its nameplate power YAML")
+@rule("SYS-NAMEPLATE-MISSING", Severity.WARNING, "a power result's system has its nameplate power YAML")
 def nameplate_missing(ctx: ResultContext) -> Iterator[Problem]:
     if ctx.files.power_files is None or ctx.rules.layout.nameplate_power is None:
         return

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from submitter.check.context import CLOSED_DIVISIONS, RESULT_RULES, TREE_RULES, ResultContext, TreeContext
 from submitter.check.detect import tree_layout
 from submitter.rounds.models import ScenarioSet, SystemTypeTable
-from submitter.rules import Problem, Severity
+from submitter.rounds.registry import available_rounds, load_round
+from submitter.rule_registry import Problem, Severity
 
 tree_rule = TREE_RULES.rule
 result_rule = RESULT_RULES.rule
@@ -181,7 +182,7 @@ def endpoints_format(ctx: ResultContext) -> Iterator[Problem]:
     if not ctx.rules.results.endpoints_keys:
         yield Problem(
             message="holds no LoadGen detail log, and endpoints-format results are not part of "
-            f"{ctx.rules.name} (they are of v6.1 and later)",
+            f"{ctx.rules.name} (rounds that have them: {', '.join(_endpoints_rounds()) or 'none'})",
             fix="copy the LoadGen logs into performance/run_1/ and accuracy/",
         )
         return
@@ -191,6 +192,10 @@ def endpoints_format(ctx: ResultContext) -> Iterator[Problem]:
             fix="copy the LoadGen logs into performance/run_1/ and accuracy/, or the endpoints result's "
             "config.yaml, performance/result_summary.json and accuracy/accuracy_results.json",
         )
+
+
+def _endpoints_rounds() -> list[str]:
+    return [name for name in available_rounds() if load_round(name).results.endpoints_keys]
 
 
 def _submitter_pairs(tree: TreeContext) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from submitter.check.context import TREE_RULES, TreeContext, system_json_path
-from submitter.rules import Finding, Problem, Rule, Severity
+from submitter.rule_registry import Finding, Problem, Rule, Severity
 from submitter.systems.lint import SYSTEM_RULES, SystemFile
 
 rule = TREE_RULES.rule

@@ -1,66 +1,17 @@
-"""accuracy.txt: the evaluator's printed metrics and the `hash=` line that truncation appends.
+"""How the official checker judges accuracy.txt (shared/spec/checker.md §6).
 
-Metrics are read with the round's patterns (`accuracy_patterns` in the packs) and judged the way the
-official checker judges them (shared/spec/checker.md §6): line by line, every line that matches a
-metric's pattern before all targets and the hash were seen counts, so a later line below the target
-fails an earlier good one; GEN_LEN and TOKENS_PER_SAMPLE need one space and an unquoted number, so
-numpy 2's `np.int64(…)` is not a value.
+Line by line: every line that matches a metric's pattern before all targets and the hash were seen
+counts, so a later line below the target fails an earlier good one.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from functools import cache
 
 from msgspec import Struct
 
+from submitter.fileformats.accuracy_txt import HASH_PATTERN, AccuracyValue, metric_pattern
 from submitter.rounds.models import AccuracyBound
-
-HASH_PATTERN = re.compile(r"^hash=([\w\d]+)$")
-_NUMPY_SCALAR = re.compile(r"np\.(?:int|float)\d+\(")
-
-
-@cache
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
-class AccuracyValue(Struct, frozen=True):
-    raw: str
-    line: int
-
-    @property
-    def number(self) -> float | None:
-        try:
-            return float(self.raw)
-        except ValueError:
-            return None
-
-
-class AccuracyFile(Struct, frozen=True):
-    path: str
-    lines: tuple[str, ...] = ()
-    values: dict[str, AccuracyValue] = {}  # first match of each metric
-    hash: str | None = None
-    numpy_scalar_line: int | None = None
-
-
-def parse_accuracy_txt(text: str, path: str, patterns: Mapping[str, str]) -> AccuracyFile:
-    # Lines as Python's readlines() gives them after universal-newline translation: split at "\n" only.
-    lines = tuple(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"))
-    values: dict[str, AccuracyValue] = {}
-    digest = None
-    numpy_line = None
-    for number, line in enumerate(lines, start=1):
-        for metric, pattern in patterns.items():
-            if metric not in values and (match := _compiled(pattern).match(line)):
-                values[metric] = AccuracyValue(match.group(1), number)
-        if digest is None and (match := HASH_PATTERN.match(line)):
-            digest = match.group(1)
-        if numpy_line is None and _NUMPY_SCALAR.search(line):
-            numpy_line = number
-    return AccuracyFile(path, lines, values, digest, numpy_line)
 
 
 class Miss(Struct, frozen=True):
@@ -119,7 +70,7 @@ def judge(
 
 def _match(patterns: Mapping[str, str], metric: str, line: str) -> str | None:
     pattern = patterns.get(metric)
-    match = _compiled(pattern).match(line) if pattern else None
+    match = metric_pattern(pattern).match(line) if pattern else None
     return match.group(1) if match else None
 
 

@@ -1,7 +1,7 @@
 """`run.json`: what a run was asked to do, where it ran, and what LoadGen made of it.
 
-Written last and atomically: a run directory without run.json is a run that never finished (killed),
-and `status` says how one that did finish ended.
+Written last and atomically by the harness: a run directory without run.json is a run that never
+finished (killed), and `status` says how one that did finish ended. Stage, report and `accuracy` read it.
 """
 
 from __future__ import annotations
@@ -12,16 +12,69 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.environment import GitState, Gpu
-from harness.loadgen_settings import Mode
-from harness.outcome import LoadGenOutcome
-from harness.worker import WorkerResult
 from submitter.errors import SubmitterError
+from submitter.fileformats.run_mode import Mode
 from submitter.fileio import write_text_atomic
 from submitter.rounds.models import Scenario
 
 RUN_RECORD = "run.json"
 RECORD_FORMAT = "submitter-run/1"
+# Staging recognises trials by this reason in `not_submittable` (and by their overrides).
+SMOKE_NOT_SUBMITTABLE = "a --smoke run (shortened; LoadGen settings overridden)"
+
+
+class GitState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    commit: str | None
+    dirty: bool | None
+    note: str | None = None
+
+
+class Gpu(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    memory: str
+    driver: str
+
+
+class LoadGenOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    loadgen_version: str | None = None
+    requested: dict[str, Any] = Field(default_factory=dict)
+    effective: dict[str, Any] = Field(default_factory=dict)
+    validity: str | None = None
+    invalid_reason: str | None = None
+    unmet: list[str] = Field(default_factory=list, description="LoadGen's validity criteria this run missed")
+    metric: str | None = None
+    metric_value: float | None = None
+    metric_unit: str | None = None
+    figures: dict[str, float] = Field(default_factory=dict)
+    errors: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    audit_found: bool = False
+    audit_mismatches: list[str] = Field(default_factory=list)
+    accuracy_log_bytes: int | None = None
+
+
+class WorkerResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    started_loadgen: bool = False
+    error: str | None = None
+    engine_versions: dict[str, str] = Field(default_factory=dict)
+    engine_start_s: float | None = None  # None when the engine was already serving: see engine_test_number
+    engine_test_number: int = 1  # this was the engine's Nth LoadGen test
+    loadgen_test_s: float | None = None
+    samples_issued: int = 0
+    samples_completed: int = 0
+    tokens: int = 0
+    short_outputs: int = 0
+    late_first_tokens: int = 0
+    failed_samples: int = 0
+    first_failure: str | None = None
 
 
 class EngineRecord(BaseModel):

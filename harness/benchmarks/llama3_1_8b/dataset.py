@@ -1,4 +1,4 @@
-"""The benchmark's dataset file, read once: the prompts' token ids (`tok_input`) and nothing else.
+"""llama3.1-8b's dataset file, read once: the prompts' token ids (`tok_input`) and nothing else.
 
 A dataset that is missing or malformed is an input error (UsageProblem, exit 2), as any input file is.
 
@@ -10,23 +10,10 @@ from __future__ import annotations
 
 import json
 from array import array
-from dataclasses import dataclass
 from pathlib import Path
 
+from harness.prompts import Prompts
 from submitter.errors import UsageProblem
-
-
-@dataclass(frozen=True)
-class Prompts:
-    path: Path
-    token_ids: tuple[array, ...]
-
-    def __len__(self) -> int:
-        return len(self.token_ids)
-
-    @property
-    def mean_length(self) -> float:
-        return sum(map(len, self.token_ids)) / len(self.token_ids) if self.token_ids else 0.0
 
 
 def load_prompts(path: Path, *, limit: int | None = None, max_input_tokens: int | None = None) -> Prompts:

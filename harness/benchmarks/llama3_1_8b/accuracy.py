@@ -1,4 +1,5 @@
-"""The accuracy of a run: every logged answer decoded, scored against the dataset's reference summaries.
+"""llama3.1-8b's accuracy of a run: every logged answer decoded, scored against the dataset's reference
+summaries.
 
 Numbers are formed exactly as the reference evaluator forms them (each ROUGE mean x 100 rounded to four
 places, as a string; gen_len the characters of the post-processed answers; gen_num the samples), and
@@ -12,23 +13,20 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
-from submitter.check.accuracy_txt import parse_accuracy_txt
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.evaluation.accuracy_log import first_per_sample, read_accuracy_log
 from submitter.evaluation.detokenize import Detokenizer, load_detokenizer
 from submitter.evaluation.rouge import ROUGE_TYPES, score_samples
+from submitter.evaluation.verdicts import AccuracyReport, ScoredResult, judge
 from submitter.fileio import write_text_atomic
-from submitter.rounds.models import AccuracyRules, BenchmarkRules
+from submitter.rounds.models import BenchmarkRules
 
 # What write_accuracy writes into the run directory: the checker's input, and the verdicts.
 ACCURACY_FILES = ("accuracy.txt", "accuracy.json")
 
 
-class AccuracyResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class AccuracyResult(ScoredResult):
     rouge1: str
     rouge2: str
     # The reference's key names, so that the printed line is the reference's.
@@ -41,12 +39,9 @@ class AccuracyResult(BaseModel):
         """The reference's dict line: ROUGE values quoted, gen_len and gen_num plain integers."""
         return repr(self.model_dump())
 
-
-class MetricVerdict(BaseModel):
-    metric: str
-    value: float
-    bound: str
-    passed: bool
+    @property
+    def samples(self) -> int:
+        return self.gen_num
 
 
 def reference_summaries(dataset: Path) -> list[str]:
@@ -88,55 +83,6 @@ def evaluate(
     return AccuracyResult(**means, gen_len=sum(scores.prediction_lengths), gen_num=len(responses))
 
 
-def accuracy_txt(result: AccuracyResult) -> str:
-    return f"\nResults\n\n{result.printed()}\n"
-
-
-def judge(
-    result: AccuracyResult, rules: AccuracyRules, patterns: Mapping[str, str], scale_to: int | None = None
-) -> list[MetricVerdict]:
-    """Each target and upper limit, read back from the printed line the way the checker reads it
-    (`patterns`: the round's accuracy patterns).
-
-    gen_len is a total over the whole dataset; a trial on fewer samples passes `scale_to` (the dataset's
-    size) to judge its gen_len as if every sample had been answered alike.
-    """
-    values = {
-        name: value.number or 0.0
-        for name, value in parse_accuracy_txt(accuracy_txt(result), "", patterns).values.items()
-    }
-    note = ""
-    if scale_to and result.gen_num and "GEN_LEN" in values and result.gen_num != scale_to:
-        values["GEN_LEN"] = values["GEN_LEN"] * scale_to / result.gen_num
-        note = f" (scaled from {result.gen_num} to {scale_to} samples)"
-    verdicts = []
-    for bounds, sign in ((rules.targets, ">="), (rules.upper_limits, "<=")):
-        for bound in bounds:
-            value = values[bound.metric]
-            passed = value >= bound.threshold if sign == ">=" else value <= bound.threshold
-            scaled = note if bound.metric == "GEN_LEN" else ""
-            verdicts.append(
-                MetricVerdict(
-                    metric=bound.metric,
-                    value=value,
-                    bound=f"{sign} {bound.threshold:g}{scaled}",
-                    passed=passed,
-                )
-            )
-    return verdicts
-
-
-class AccuracyReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    result: AccuracyResult
-    verdicts: list[MetricVerdict]
-
-    @property
-    def passed(self) -> bool:
-        return all(verdict.passed for verdict in self.verdicts)
-
-
 def write_accuracy(
     run_dir: Path,
     dataset: Path,
@@ -151,6 +97,6 @@ def write_accuracy(
     scale_to = benchmark.dataset.size if trial else None
     report = AccuracyReport(result=result, verdicts=judge(result, benchmark.accuracy, patterns, scale_to))
     accuracy_txt_file, accuracy_json_file = (run_dir / name for name in ACCURACY_FILES)
-    write_text_atomic(accuracy_txt_file, accuracy_txt(result))
+    write_text_atomic(accuracy_txt_file, result.accuracy_txt())
     write_text_atomic(accuracy_json_file, report.model_dump_json(indent=2) + "\n")
     return report

@@ -1,9 +1,8 @@
-"""Stand-ins for what cannot be downloaded here: a dataset with the real shape, and a weightless model.
+"""llama3.1-8b's stand-ins for what cannot be downloaded here: a dataset with the real shape, a demo model.
 
 `synthesize_dataset` writes records in the real file format (`instruction`, `input`, `tok_input`,
 `output`) whose prompt lengths follow the real profile: log-normal around the benchmark's mean, the
-longest exactly at its maximum. `write_dummy_model` writes the model architecture's config.json and a
-marker, so vLLM builds the real architecture with random weights (`load_format="dummy"`).
+longest exactly at its maximum. `write_demo_model` writes a tokenizer and the synthetic engine's answers.
 """
 
 from __future__ import annotations
@@ -13,12 +12,10 @@ import math
 import random
 from pathlib import Path
 
-from harness.preflight import DUMMY_MARKER
-from submitter.errors import UsageProblem
+from harness.stand_in_models import DEMO_ANSWERS
 from submitter.fileio import write_text_atomic
 from submitter.rounds.models import GenerationRules
 
-_MODELS_DIR = Path(__file__).resolve().parent / "models"
 PROMPT_TEMPLATE = (
     "Summarize the following news article in 128 tokens. Please output the summary only, without any "
     "other text.\n\nArticle:\n{input}\n\nSummary:"
@@ -87,24 +84,15 @@ def synthesize_dataset(
     return records
 
 
-def write_dummy_model(directory: Path, benchmark: str) -> Path:
-    config = _MODELS_DIR / f"{benchmark}.json"
-    if not config.is_file():
-        known = ", ".join(sorted(p.stem for p in _MODELS_DIR.glob("*.json")))
-        raise UsageProblem(f"no model architecture for {benchmark!r}; known: {known}")
-    write_text_atomic(directory / "config.json", config.read_text(encoding="utf-8"))
-    marker = {"benchmark": benchmark, "note": "no weights: vLLM builds this architecture with random weights"}
-    write_text_atomic(directory / DUMMY_MARKER, json.dumps(marker, indent=2) + "\n")
-    return directory
-
-
-DEMO_ANSWERS = "answers.json"
 _DEMO_VOCABULARY = ["[UNK]", ".", *_WORDS, *(word.capitalize() for word in _WORDS)]
 
 
-def write_demo_model(directory: Path, references: list[str], max_tokens: int, seed: int = 1) -> Path:
-    """A word-level tokenizer for the demo's summaries, and the synthetic model's answers to each sample:
-    the reference with about one word in ten changed, so that evaluation gives passing, imperfect ROUGE."""
+def write_demo_model(
+    directory: Path, records: list[dict[str, object]], max_tokens: int, seed: int = 1
+) -> Path:
+    """A word-level tokenizer for the demo's summaries, and the synthetic model's answers to each record:
+    its reference with about one word in ten changed, so that evaluation gives passing, imperfect ROUGE."""
+    references = [str(record["output"]) for record in records]
     from tokenizers import Tokenizer, models, pre_tokenizers
 
     vocabulary = {token: number for number, token in enumerate(dict.fromkeys(_DEMO_VOCABULARY))}

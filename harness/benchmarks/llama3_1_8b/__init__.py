@@ -1,0 +1,11 @@
+"""llama3.1-8b and llama3.1-8b-edge: summaries of CNN/DailyMail articles, scored with ROUGE.
+
+Modules: `dataset` (the JSON records and their `tok_input`), `synthetic` (stand-in records and a demo
+model), `accuracy` (the reference's ROUGE evaluation into accuracy.txt).
+"""
+
+from harness.benchmarks.llama3_1_8b.accuracy import ACCURACY_FILES, write_accuracy
+from harness.benchmarks.llama3_1_8b.dataset import load_prompts as load_samples
+from harness.benchmarks.llama3_1_8b.synthetic import synthesize_records, write_demo_model
+
+__all__ = ["ACCURACY_FILES", "load_samples", "synthesize_records", "write_accuracy", "write_demo_model"]

@@ -1,0 +1,69 @@
+"""The benchmark plug-ins: which package runs a benchmark (the round pack says), and what each must define."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Protocol, cast
+
+from harness.prompts import Prompts
+from submitter.errors import UsageProblem
+from submitter.evaluation.verdicts import AccuracyReport
+from submitter.rounds.models import BenchmarkRules, GenerationRules
+
+
+class BenchmarkPlugin(Protocol):
+    """What `harness.benchmarks.<name>` defines (module-level names)."""
+
+    # The files `write_accuracy` writes into a run folder: the checker's input first.
+    ACCURACY_FILES: tuple[str, ...]
+
+    def load_samples(self, path: Path, *, limit: int | None, max_input_tokens: int | None) -> Prompts:
+        """The dataset's first `limit` samples as requests; a bad file is a UsageProblem naming the record."""
+        ...
+
+    def synthesize_records(
+        self, count: int, generation: GenerationRules, seed: int
+    ) -> list[dict[str, object]]:
+        """Records in the dataset's real format with the real length profile."""
+        ...
+
+    def write_demo_model(self, directory: Path, records: list[dict[str, object]], max_tokens: int) -> Path:
+        """A tokenizer and the synthetic engine's answers to `records`, scoring as passing."""
+        ...
+
+    def write_accuracy(
+        self,
+        run_dir: Path,
+        dataset: Path,
+        tokenizer_dir: Path,
+        benchmark: BenchmarkRules,
+        patterns: Mapping[str, str],
+        workers: int | None = None,
+        trial: bool = False,
+    ) -> AccuracyReport:
+        """Score a run's accuracy log as the reference does; writes ACCURACY_FILES beside it."""
+        ...
+
+
+_REQUIRED = ("ACCURACY_FILES", "load_samples", "synthesize_records", "write_demo_model", "write_accuracy")
+
+
+def benchmark_plugin(rules: BenchmarkRules) -> BenchmarkPlugin:
+    """The plug-in the round pack names for a benchmark; a benchmark without one is checked, never run."""
+    if rules.plugin is None:
+        raise UsageProblem(
+            f"the harness does not run {rules.name}: its round pack names no plug-in "
+            "(submitter checks, stages and reports its results all the same)"
+        )
+    return load_plugin(rules.plugin)
+
+
+def load_plugin(name: str) -> BenchmarkPlugin:
+    module: ModuleType = importlib.import_module(f"{__package__}.{name}")
+    missing = [attribute for attribute in _REQUIRED if not hasattr(module, attribute)]
+    if missing:
+        raise TypeError(f"benchmark plug-in {module.__name__} lacks {', '.join(missing)}")
+    return cast(BenchmarkPlugin, module)

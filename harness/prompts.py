@@ -1,0 +1,24 @@
+"""The samples a run feeds LoadGen, held in memory once: each prompt as the token ids the dataset holds.
+
+Every benchmark plug-in's loader produces these (`harness.benchmarks`); the query sample library and the
+engines read nothing else. Prompts are never decoded and re-encoded; each is a compact int32 array.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Prompts:
+    path: Path
+    token_ids: tuple[array, ...]
+
+    def __len__(self) -> int:
+        return len(self.token_ids)
+
+    @property
+    def mean_length(self) -> float:
+        return sum(map(len, self.token_ids)) / len(self.token_ids) if self.token_ids else 0.0

@@ -1,0 +1,40 @@
+"""The policy for every command that runs or stages a system: its descriptor is refused while the harness
+setup has errors (an input error, exit 2); its warnings are handed back to be shown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from submitter.errors import SubmitterError, UsageProblem
+from submitter.rule_registry import Finding, Severity
+from submitter.systems.catalog import descriptor_path
+from submitter.systems.descriptor import SystemDescriptor
+from submitter.systems.descriptor_rules import DESCRIPTOR_RULES
+from submitter.systems.validate import load_descriptor, validate_file
+
+
+@dataclass(frozen=True)
+class RunnableDescriptor:
+    descriptor: SystemDescriptor
+    warnings: list[Finding]
+
+
+def load_runnable_descriptor(system_id: str) -> RunnableDescriptor:
+    """The descriptor named by id or path, refused while its harness setup has errors.
+
+    Whatever is wrong with the descriptor (not found, malformed, an unknown round) is an input error:
+    UsageProblem, exit 2."""
+    path = Path(system_id) if system_id.endswith(".json") else descriptor_path(system_id)
+    try:
+        descriptor = load_descriptor(path)
+    except UsageProblem:
+        raise
+    except SubmitterError as exc:  # not a descriptor, or not a valid one
+        raise UsageProblem(str(exc)) from None
+    descriptor_rules = {rule.id for rule in DESCRIPTOR_RULES}
+    findings = [finding for finding in validate_file(path) if finding.rule in descriptor_rules]
+    errors = [finding.render() for finding in findings if finding.severity is Severity.ERROR]
+    if errors:
+        raise UsageProblem(f"{path} has errors; fix them before running:\n" + "\n".join(errors))
+    return RunnableDescriptor(descriptor, findings)
