@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compliance.registry import available_audits
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.fileformats.run_mode import Mode
 from submitter.rounds.models import RoundRules, Scenario
 from submitter.systems.descriptor import SystemDescriptor
 
 HARNESS_SCENARIOS = (Scenario.OFFLINE, Scenario.SERVER, Scenario.INTERACTIVE)
-_MODE_ORDER = {Mode.TEST06: 0, Mode.ACCURACY: 1, Mode.PERFORMANCE: 2}
+_MODE_ORDER = {Mode.ACCURACY: 1, Mode.PERFORMANCE: 2}  # audits first: 0
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,9 @@ def required_steps(
         if name not in rules.benchmarks:
             raise UsageProblem(f"round {rules.name} has no benchmark {name!r} (systems/{system.id}.json)")
         modes = [Mode.ACCURACY, Mode.PERFORMANCE]
+        runnable_audits = {mode.value for mode in Mode if mode.audit_test} & set(available_audits())
         for test in rules.benchmark(name).compliance_tests:
-            if test not in {mode.value for mode in Mode}:
+            if test not in runnable_audits:
                 raise SubmitterError(
                     f"round {rules.name} requires {test} for {name}; the harness cannot run that test"
                 )
@@ -63,4 +65,4 @@ def required_steps(
                 steps += [Step(name, scenario, mode) for mode in modes]
     if not steps:
         raise UsageProblem(f"nothing to run: system {system.id} sets up none of the scenarios asked for")
-    return sorted(steps, key=lambda step: (step.benchmark, _MODE_ORDER[step.mode]))
+    return sorted(steps, key=lambda step: (step.benchmark, _MODE_ORDER.get(step.mode, 0)))
