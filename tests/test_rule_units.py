@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from submitter.check.context import PERFORMANCE_RULES, PerformanceRun, ResultContext
+from submitter.check.context import PERFORMANCE_RULES, RESULT_RULES, PerformanceRun, ResultContext
 from submitter.check.load import EntryFiles, FileIndex
 from submitter.check.rules import performance  # noqa: F401  (registers the performance rules)
 from submitter.check.tree import ResultEntry
+from submitter.fileformats.accuracy_txt import parse_accuracy_txt
 from submitter.fileformats.mlperf_log import parse_detail_log
 from submitter.rounds.registry import available_rounds, load_round
 from tests.minitree import mllog
@@ -22,6 +23,15 @@ from tests.minitree import mllog
 ROUND = available_rounds()[-1]
 BENCHMARK = "llama3.1-8b"
 LOG_PATH = "closed/Org/results/sys/llama3.1-8b/Offline/performance/run_1/mlperf_log_detail.txt"
+ACCURACY_PATH = "closed/Org/results/sys/llama3.1-8b/Offline/accuracy/accuracy.txt"
+# accuracy.txt's metric names as the reference prints them, for the checker's metric names.
+PRINTED = {
+    "ROUGE1": "rouge1",
+    "ROUGE2": "rouge2",
+    "ROUGEL": "rougeL",
+    "ROUGELSUM": "rougeLsum",
+    "GEN_LEN": "gen_len",
+}
 
 
 def valid_records() -> dict[str, Any]:
@@ -39,9 +49,11 @@ def valid_records() -> dict[str, Any]:
     }
 
 
-def performance_run(records: dict[str, Any]) -> PerformanceRun:
+def result_context(records: dict[str, Any], accuracy_txt: str | None = None) -> ResultContext:
+    """A closed result of the newest round: its performance log's records, and accuracy.txt if given."""
     text = "\n".join(mllog(key, value) for key, value in records.items()) + "\n"
     log = parse_detail_log(text, LOG_PATH)
+    rules = load_round(ROUND)
     folder = LOG_PATH.rsplit("/performance/", 1)[0]
     entry = ResultEntry(Path("."), "closed", "Org", "sys", BENCHMARK, "Offline")
     files = EntryFiles(
@@ -54,15 +66,21 @@ def performance_run(records: dict[str, Any]) -> PerformanceRun:
         compliance_dir=folder,
         performance_log=log,
         accuracy_log=None,
-        accuracy=None,
+        accuracy=parse_accuracy_txt(accuracy_txt, ACCURACY_PATH, rules.accuracy_patterns)
+        if accuracy_txt is not None
+        else None,
         measurements=None,
         measurements_path=None,
     )
     index = FileIndex(
         files={LOG_PATH: len(text)}, dirs=frozenset(), symlinks={}, listing={}, empty_dirs=frozenset()
     )
-    context = ResultContext(files=files, rules=load_round(ROUND), index=index, system=None)
-    return PerformanceRun(parsed=log, log_path=LOG_PATH, context=context)
+    return ResultContext(files=files, rules=rules, index=index, system=None)
+
+
+def performance_run(records: dict[str, Any]) -> PerformanceRun:
+    context = result_context(records)
+    return PerformanceRun(parsed=context.files.performance_log, log_path=LOG_PATH, context=context)
 
 
 def findings(rule_id: str, records: dict[str, Any]) -> list[str]:
@@ -105,3 +123,42 @@ def test_an_invalid_run_is_an_error() -> None:
     records = valid_records()
     records["result_validity"] = "INVALID"
     assert len(findings("PERF-VALIDITY", records)) == 1
+
+
+def accuracy_txt(values: dict[str, float]) -> str:
+    """accuracy.txt as the llama3.1-8b reference prints it, with the hash line truncation adds."""
+    printed = {PRINTED[metric]: value for metric, value in values.items()}
+    return f"\nResults\n\n{printed}\n\nhash={'0' * 64}\n"
+
+
+def reference_values() -> dict[str, float]:
+    """Every metric at the pack's reference value: above each target, under each upper limit."""
+    accuracy = load_round(ROUND).benchmark(BENCHMARK).accuracy
+    return {bound.metric: bound.reference for bound in (*accuracy.targets, *accuracy.upper_limits)}
+
+
+def accuracy_findings(rule_id: str, text: str) -> list[str]:
+    check = RESULT_RULES[rule_id].check
+    return [f"{problem.field}: {problem.message}" for problem in check(result_context(valid_records(), text))]
+
+
+@pytest.mark.parametrize("rule_id", ["ACC-TARGET", "ACC-UPPER-LIMIT", "ACC-HASH", "ACC-VALUE"])
+def test_reference_values_pass_the_accuracy_rules(rule_id: str) -> None:
+    assert accuracy_findings(rule_id, accuracy_txt(reference_values())) == []
+
+
+def test_a_metric_under_its_target_is_named_with_the_target() -> None:
+    bound = next(b for b in load_round(ROUND).benchmark(BENCHMARK).accuracy.targets if b.metric == "ROUGE2")
+    values = reference_values() | {"ROUGE2": round(bound.threshold - 0.01, 4)}
+    target = f"{bound.threshold:.6f} ({bound.reference} x {bound.factor})"
+    assert accuracy_findings("ACC-TARGET", accuracy_txt(values)) == [
+        f"ROUGE2: is {values['ROUGE2']}, the target is >= {target}"
+    ]
+
+
+def test_gen_len_over_its_upper_limit_is_an_error_and_a_missing_hash_too() -> None:
+    (limit,) = load_round(ROUND).benchmark(BENCHMARK).accuracy.upper_limits
+    values = reference_values() | {"GEN_LEN": int(limit.threshold) + 1}
+    assert len(accuracy_findings("ACC-UPPER-LIMIT", accuracy_txt(values))) == 1
+    without_hash = accuracy_txt(reference_values()).replace(f"hash={'0' * 64}\n", "")
+    assert accuracy_findings("ACC-HASH", without_hash) == ["None: has no hash=<sha256> line"]
