@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,15 @@ def redhat_tree() -> Path:
     if not REDHAT_TREE.is_dir():
         pytest.skip("../shared/fixtures is not beside this checkout")
     return REDHAT_TREE
+
+
+@pytest.fixture(scope="session")
+def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """A short valid run of every step the demo system's round requires, made once per session (about
+    15 s): staging and report tests read it and never change it (test_stage checks that)."""
+    from harness_helpers import every_step_run
+
+    return every_step_run(tmp_path_factory.mktemp("demo-runs"))
 
 
 def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -45,3 +57,28 @@ def valid_system() -> dict[str, Any]:
 def write_json(path: Path, data: Any) -> Path:
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
     return path
+
+
+def readable_folder(prefix: str) -> Path:
+    """A fresh folder that `nobody` may read and enter (pytest's own are private to root), removed at exit."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    folder.chmod(0o755)
+    atexit.register(remove_folder, folder)
+    return folder
+
+
+def remove_folder(folder: Path) -> None:
+    """Remove a folder, locked subfolders included (a user other than root cannot empty a 0555 one)."""
+    for path in [folder, *folder.rglob("*")]:
+        if path.is_dir() and not path.is_symlink():
+            path.chmod(0o755)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def stage_inputs(demo_runs: tuple[dict[str, Any], Path]) -> tuple[Path, Path]:
+    """The session's short run of every step, copied where other users may read it, and its descriptor
+    as a file: (descriptor file, runs folder)."""
+    descriptor, runs = demo_runs
+    folder = readable_folder("submitter-runs-")
+    return write_json(folder / "fast_cpu.json", descriptor), shutil.copytree(runs, folder / "runs")

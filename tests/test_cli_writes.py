@@ -9,23 +9,19 @@ The helpers here (the CLI in a fresh process, the long-running workloads) serve 
 
 from __future__ import annotations
 
-import atexit
-import functools
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import minitree
 import pytest
-from conftest import write_json
-from harness_helpers import every_step_run
+from conftest import readable_folder, remove_folder
 
 from submitter.stage.staging import put_right_leftovers
 from submitter.workspace import RUNS
@@ -101,25 +97,6 @@ def dead_pid() -> int:
     return process.pid
 
 
-# -- folders every user can read ---------------------------------------------------------------------
-
-
-def readable_folder(prefix: str) -> Path:
-    """A fresh folder that `nobody` may read and enter (pytest's own are private to root), removed at exit."""
-    folder = Path(tempfile.mkdtemp(prefix=prefix))
-    folder.chmod(0o755)
-    atexit.register(remove_folder, folder)
-    return folder
-
-
-def remove_folder(folder: Path) -> None:
-    """Remove a folder, locked subfolders included (a user other than root cannot empty a 0555 one)."""
-    for path in [folder, *folder.rglob("*")]:
-        if path.is_dir() and not path.is_symlink():
-            path.chmod(0o755)
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 @pytest.fixture
 def workspace() -> Iterator[Path]:
     folder = readable_folder("submitter-writes-")
@@ -136,18 +113,10 @@ def locked(folder: Path) -> Path:
 # -- workloads ---------------------------------------------------------------------------------------
 
 
-@functools.cache
-def stage_runs() -> tuple[Path, Path, Path]:
-    """A short valid run of every step (once per session, ~20 s): (folder, descriptor file, runs folder)."""
-    folder = readable_folder("submitter-runs-")
-    descriptor, runs = every_step_run(folder)
-    return folder, write_json(folder / "fast_cpu.json", descriptor), runs
-
-
-def padded_runs(destination: Path) -> Path:
-    """A copy of `stage_runs()`'s runs whose accuracy logs are large, so staging them takes seconds.
+def padded_runs(source: Path, destination: Path) -> Path:
+    """A copy of runs whose accuracy logs are large, so staging them takes seconds.
     The padding is JSON white space: the logs still parse, and only the copy grows."""
-    runs = shutil.copytree(stage_runs()[2], destination)
+    runs = shutil.copytree(source, destination)
     for log in runs.glob("*/*/*/accuracy/*/mlperf_log_accuracy.json"):
         text = log.read_bytes().rstrip()
         assert text.endswith(b"]")
@@ -380,9 +349,11 @@ def test_kill_9_of_package_leaves_temporaries_the_next_package_removes(workspace
 
 
 @pytest.mark.slow
-def test_kill_9_of_stage_leaves_a_staging_folder_the_next_stage_removes(workspace: Path) -> None:
-    _, descriptor, _ = stage_runs()
-    runs = padded_runs(workspace / "runs")
+def test_kill_9_of_stage_leaves_a_staging_folder_the_next_stage_removes(
+    workspace: Path, stage_inputs: tuple[Path, Path]
+) -> None:
+    descriptor, source = stage_inputs
+    runs = padded_runs(source, workspace / "runs")
     command = ("stage", "--system", str(descriptor), "--runs-dir", str(runs), "--out", "tree", *STAGE_FLAGS)
     process = start(*command, cwd=workspace)
     building = wait_for(workspace, ".tree.staging-*", process)
@@ -406,10 +377,12 @@ def test_kill_9_of_stage_leaves_a_staging_folder_the_next_stage_removes(workspac
     assert len(list((workspace / "tree-staging/accuracy-logs").rglob("mlperf_log_accuracy.json"))) == 3
 
 
-def test_stage_puts_back_the_tree_a_killed_stage_had_moved_aside(workspace: Path) -> None:
+def test_stage_puts_back_the_tree_a_killed_stage_had_moved_aside(
+    workspace: Path, stage_inputs: tuple[Path, Path]
+) -> None:
     """A kill between moving the previous tree aside and moving the new one in: the next stage moves
     it back, and replaces it only with --force."""
-    _, descriptor, runs = stage_runs()
+    descriptor, runs = stage_inputs
     command = ("stage", "--system", str(descriptor), "--runs-dir", str(runs), "--out", "tree", *STAGE_FLAGS)
     assert cli(*command, cwd=workspace).returncode == 1
     (workspace / "tree").rename(workspace / f".tree.old-{dead_pid()}")
@@ -439,8 +412,10 @@ def test_a_stage_killed_between_its_two_moves_is_finished_by_the_next(workspace:
     assert leftovers(workspace) == []
 
 
-def test_stage_takes_submitter_and_division_from_the_descriptor(workspace: Path) -> None:
-    _, descriptor, runs = stage_runs()
+def test_stage_takes_submitter_and_division_from_the_descriptor(
+    workspace: Path, stage_inputs: tuple[Path, Path]
+) -> None:
+    descriptor, runs = stage_inputs
     base = ("stage", "--system", str(descriptor), "--runs-dir", str(runs), *STAGE_FLAGS, "--json")
     implied = cli(*base, "--out", "implied", cwd=workspace)
     assert implied.returncode == 1, implied.stderr
@@ -457,9 +432,9 @@ def test_stage_takes_submitter_and_division_from_the_descriptor(workspace: Path)
     assert not (workspace / "other").exists()
 
 
-def test_defaults_write_under_work(workspace: Path) -> None:
+def test_defaults_write_under_work(workspace: Path, stage_inputs: tuple[Path, Path]) -> None:
     """run, stage and report put their outputs under work/ when not told otherwise."""
-    _, descriptor, runs = stage_runs()
+    descriptor, runs = stage_inputs
     shutil.copytree(runs, workspace / RUNS)
     staged = cli("stage", "--system", str(descriptor), *STAGE_FLAGS, cwd=workspace)
     assert staged.returncode == 1, staged.stderr

@@ -16,15 +16,13 @@ from pathlib import Path
 
 import minitree
 import pytest
+from conftest import readable_folder, remove_folder
 from test_cli_writes import (
     STAGE_FLAGS,
     big_package_tree,
     cli,
     leftovers,
     padded_runs,
-    readable_folder,
-    remove_folder,
-    stage_runs,
     start,
     wait_for,
 )
@@ -38,14 +36,14 @@ STAGE = ("stage", "--system", "fast_cpu.json", "--runs-dir", "runs", *STAGE_FLAG
 
 
 @pytest.fixture(scope="module")
-def prepared() -> Path:
+def prepared(stage_inputs: tuple[Path, Path]) -> Path:
     """One folder with every input the table names: the demo's dataset and model, a staged tree of
     --smoke runs (its check fails), a valid tree, broken inputs, and copies of an accuracy and a
     performance run."""
     folder = readable_folder("submitter-exit-codes-")
     made = cli("data", "synth", "--out", "data.json", "--samples", "64", "--demo-model", "model", cwd=folder)
     assert made.returncode == 0, made.stderr
-    _, descriptor, runs = stage_runs()
+    descriptor, runs = stage_inputs
     shutil.copy(descriptor, folder / "fast_cpu.json")
     shutil.copytree(runs, folder / "runs")
     staged = cli(*STAGE, "--out", "staged", cwd=folder)
@@ -160,26 +158,27 @@ def test_exit_code(name: str, prepared: Path) -> None:
 class Interruption:
     """A long command, what to wait for before the signal, and what must not be left after it."""
 
-    start: Callable[[Path], tuple[str, ...]]  # the command, given its folder (after preparing it)
+    # The command, given its folder (after preparing it) and the session's runs to stage.
+    start: Callable[[Path, tuple[Path, Path]], tuple[str, ...]]
     working: str  # a glob, in the folder, that exists while the work is under way
     left: Callable[[Path], list[str]]  # what is left that must not be
 
 
-def _synth(folder: Path) -> tuple[str, ...]:
+def _synth(folder: Path, stage_inputs: tuple[Path, Path]) -> tuple[str, ...]:
     return ("data", "synth", "--out", "cnn.json")
 
 
-def _package(folder: Path) -> tuple[str, ...]:
+def _package(folder: Path, stage_inputs: tuple[Path, Path]) -> tuple[str, ...]:
     return ("package", str(big_package_tree(folder / "tree")), "--out", "dist")
 
 
-def _stage(folder: Path) -> tuple[str, ...]:
-    _, descriptor, _ = stage_runs()
-    runs = padded_runs(folder / "runs")
+def _stage(folder: Path, stage_inputs: tuple[Path, Path]) -> tuple[str, ...]:
+    descriptor, source = stage_inputs
+    runs = padded_runs(source, folder / "runs")
     return ("stage", "--system", str(descriptor), "--runs-dir", str(runs), "--out", "tree", *STAGE_FLAGS)
 
 
-def _run_all(folder: Path) -> tuple[str, ...]:
+def _run_all(folder: Path, stage_inputs: tuple[Path, Path]) -> tuple[str, ...]:
     made = cli("data", "synth", "--out", "data.json", "--samples", "64", "--demo-model", "model", cwd=folder)
     assert made.returncode == 0, made.stderr
     return ("run-all", "--system", "demo_cpu", "--scenario", "Offline", "--smoke", *DEMO_INPUTS)
@@ -215,11 +214,13 @@ INTERRUPTIONS: dict[str, Interruption] = {
 
 @pytest.mark.parametrize("name", list(INTERRUPTIONS))
 @pytest.mark.slow
-def test_sigterm_in_the_middle_exits_130_and_leaves_nothing_half_written(name: str) -> None:
+def test_sigterm_in_the_middle_exits_130_and_leaves_nothing_half_written(
+    name: str, stage_inputs: tuple[Path, Path]
+) -> None:
     interruption = INTERRUPTIONS[name]
     folder = readable_folder("submitter-sigterm-")
     try:
-        process = start(*interruption.start(folder), cwd=folder)
+        process = start(*interruption.start(folder, stage_inputs), cwd=folder)
         wait_for(folder, interruption.working, process)
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=120)

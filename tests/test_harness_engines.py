@@ -130,6 +130,7 @@ def test_synthetic_answers_depend_only_on_the_sample() -> None:
     assert all(1000 <= token < 128000 for token in answer_tokens(5, 128))
 
 
+@pytest.mark.slow
 def test_the_demo_model_answers_with_text_that_passes_evaluation(tmp_path: Path) -> None:
     """`submitter data synth --demo-model`: an accuracy run is scored automatically and passes."""
     from harness.benchmarks.llama3_1_8b.synthetic import synthesize_dataset, write_demo_model

@@ -175,6 +175,7 @@ def test_a_link_to_the_root_of_the_file_system_is_a_loop_not_a_walk_of_everythin
     assert next(line for line in text.splitlines() if link in line and "loops back on itself" in line)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 def test_folders_nested_1500_deep_are_walked_without_exhausting_the_recursion(command, tree, tmp_path):
     top = folder = tree / SUBMITTER / "src"

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from conftest import run_cli
-from harness_helpers import every_step_run
 from treecopy import H100, L40S, copy_tree, set_log_value
 
 from submitter.report import build_review, render_html, render_markdown, write_review
@@ -60,10 +59,10 @@ def bound(metric: str, *, upper: bool = False) -> AccuracyBound:
 
 
 @pytest.fixture(scope="module")
-def demo_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def demo_tree(tmp_path_factory: pytest.TempPathFactory, demo_runs: tuple[dict[str, Any], Path]) -> Path:
     """A v6.1 open-division tree staged from the nine short runs of the demo system."""
     folder = tmp_path_factory.mktemp("report")
-    descriptor, runs_root = every_step_run(folder / "work")
+    descriptor, runs_root = demo_runs
     stage(
         StageRequest(
             systems=(SystemDescriptor.model_validate(descriptor),),

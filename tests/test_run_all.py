@@ -70,6 +70,7 @@ def test_the_plan_is_every_scenario_in_every_mode_audits_first() -> None:
         required_steps(demo, load_round("v6.1"), benchmarks=("llama2-70b",))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("scenario", "target_qps", "overrides"),
     [

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from conftest import run_cli, write_json
-from harness_helpers import every_step_run
 
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.stage.selection import Eligibility
@@ -22,11 +21,6 @@ TREE = "open/Demo/results/Demo_1xSynthetic_CPU/llama3.1-8b"
 # What a --smoke rehearsal in the open division lacks (the Offline samples-per-query minimum is the closed
 # division's, as officially).
 TRIAL_RULES = {"PERF-SAMPLE-COUNT", "PERF-MIN-DURATION", "ACC-DATASET"}
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
-    return every_step_run(tmp_path_factory.mktemp("stage-runs"))
 
 
 def fingerprints(folder: Path) -> dict[str, str]:
@@ -51,9 +45,9 @@ def request(descriptor: dict[str, Any], runs_root: Path, out: Path, **changes: A
 
 
 def test_stage_builds_the_v6_tree_copies_without_touching_runs_and_checks_it(
-    runs: tuple[dict[str, Any], Path], tmp_path: Path
+    demo_runs: tuple[dict[str, Any], Path], tmp_path: Path
 ) -> None:
-    descriptor, runs_root = runs
+    descriptor, runs_root = demo_runs
     before = fingerprints(runs_root)
     result = stage(request(descriptor, runs_root, tmp_path / "tree"))
     assert fingerprints(runs_root) == before
@@ -91,9 +85,9 @@ def test_stage_builds_the_v6_tree_copies_without_touching_runs_and_checks_it(
 
 
 def test_accuracy_logs_are_truncated_like_the_official_tool_and_kept_whole_beside_the_tree(
-    runs: tuple[dict[str, Any], Path], tmp_path: Path
+    demo_runs: tuple[dict[str, Any], Path], tmp_path: Path
 ) -> None:
-    descriptor, runs_root = runs
+    descriptor, runs_root = demo_runs
     result = stage(request(descriptor, runs_root, tmp_path / "tree"))
     manifest = json.loads((result.staging_dir / "manifest.json").read_text())
     server = next(run for run in result.chosen if run.step.key == "llama3.1-8b/Server/accuracy")
@@ -122,8 +116,8 @@ def test_accuracy_logs_are_truncated_like_the_official_tool_and_kept_whole_besid
         assert hashlib.sha256(Path(entry["source"]).read_bytes()).hexdigest() == entry["sha256"]
 
 
-def test_the_scenario_readme_states_what_ran(runs: tuple[dict[str, Any], Path], tmp_path: Path) -> None:
-    descriptor, runs_root = runs
+def test_the_scenario_readme_states_what_ran(demo_runs: tuple[dict[str, Any], Path], tmp_path: Path) -> None:
+    descriptor, runs_root = demo_runs
     result = stage(request(descriptor, runs_root, tmp_path / "tree"))
     readme = (tmp_path / "tree" / TREE / "Server" / "README.md").read_text()
     performance = next(run for run in result.chosen if run.step.key == "llama3.1-8b/Server/performance")
@@ -134,8 +128,8 @@ def test_the_scenario_readme_states_what_ran(runs: tuple[dict[str, Any], Path], 
     assert "**Not an official result:**" in readme and "the synthetic engine is a timing model" in readme
 
 
-def test_sources_are_the_runs_commit_from_git(runs: tuple[dict[str, Any], Path], tmp_path: Path) -> None:
-    descriptor, runs_root = runs
+def test_sources_are_the_runs_commit_from_git(demo_runs: tuple[dict[str, Any], Path], tmp_path: Path) -> None:
+    descriptor, runs_root = demo_runs
     result = stage(request(descriptor, runs_root, tmp_path / "tree"))
     commit = result.chosen[0].record.git.commit
     assert commit is not None
@@ -149,9 +143,9 @@ def test_sources_are_the_runs_commit_from_git(runs: tuple[dict[str, Any], Path],
 
 
 def test_v5_1_layout_and_the_seed_mismatch_it_then_reports(
-    runs: tuple[dict[str, Any], Path], tmp_path: Path
+    demo_runs: tuple[dict[str, Any], Path], tmp_path: Path
 ) -> None:
-    descriptor, runs_root = runs
+    descriptor, runs_root = demo_runs
     result = stage(request(descriptor, runs_root, tmp_path / "tree", round="v5.1"))
     root = tmp_path / "tree/open/Demo"
     assert sorted(path.name for path in root.iterdir()) == [
@@ -170,9 +164,9 @@ def test_v5_1_layout_and_the_seed_mismatch_it_then_reports(
 
 
 def test_restaging_needs_force_and_replaces_the_tree_whole(
-    runs: tuple[dict[str, Any], Path], tmp_path: Path
+    demo_runs: tuple[dict[str, Any], Path], tmp_path: Path
 ) -> None:
-    descriptor, runs_root = runs
+    descriptor, runs_root = demo_runs
     out = tmp_path / "tree"
     stage(request(descriptor, runs_root, out))
     (out / "open/Demo/stray.txt").write_text("left over")
@@ -184,9 +178,9 @@ def test_restaging_needs_force_and_replaces_the_tree_whole(
 
 
 def test_a_run_whose_record_cannot_be_read_is_named_not_passed_over_in_silence(
-    runs: tuple[dict[str, Any], Path], tmp_path: Path
+    demo_runs: tuple[dict[str, Any], Path], tmp_path: Path
 ) -> None:
-    descriptor, _ = runs
+    descriptor, _ = demo_runs
     broken = tmp_path / "runs" / "fast_cpu" / "llama3.1-8b" / "Offline" / "TEST06" / "20990101T000000Z"
     broken.mkdir(parents=True)
     (broken / "run.json").write_text("{")
@@ -199,9 +193,9 @@ def test_a_run_whose_record_cannot_be_read_is_named_not_passed_over_in_silence(
 
 
 def test_trials_and_demo_runs_are_refused_unless_asked_for(
-    runs: tuple[dict[str, Any], Path], tmp_path: Path
+    demo_runs: tuple[dict[str, Any], Path], tmp_path: Path
 ) -> None:
-    descriptor, runs_root = runs
+    descriptor, runs_root = demo_runs
     with pytest.raises(
         SubmitterError, match=r"nothing was staged:\n- fast_cpu llama3.1-8b Offline TEST06: no eligible run"
     ) as raised:
@@ -217,17 +211,17 @@ def test_trials_and_demo_runs_are_refused_unless_asked_for(
 
 
 def test_the_tree_must_match_the_descriptor_identity(
-    runs: tuple[dict[str, Any], Path], tmp_path: Path
+    demo_runs: tuple[dict[str, Any], Path], tmp_path: Path
 ) -> None:
-    descriptor, runs_root = runs
+    descriptor, runs_root = demo_runs
     with pytest.raises(UsageProblem, match="says division 'open', but --division is 'closed'"):
         stage(request(descriptor, runs_root, tmp_path / "tree", division="closed"))
 
 
 def test_stage_command_exits_1_while_the_check_fails_and_says_so(
-    runs: tuple[dict[str, Any], Path], tmp_path: Path
+    demo_runs: tuple[dict[str, Any], Path], tmp_path: Path
 ) -> None:
-    descriptor, runs_root = runs
+    descriptor, runs_root = demo_runs
     write_json(tmp_path / "fast_cpu.json", descriptor)
     result = run_cli(
         "stage", "--system", "fast_cpu.json", "--submitter", "Demo", "--division", "open", "--out", "tree",
