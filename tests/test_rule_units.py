@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from minitree import mllog
 
 from submitter.check.context import PERFORMANCE_RULES, RESULT_RULES, PerformanceRun, ResultContext
 from submitter.check.load import EntryFiles, FileIndex
@@ -18,7 +19,6 @@ from submitter.check.tree import ResultEntry
 from submitter.fileformats.accuracy_txt import parse_accuracy_txt
 from submitter.fileformats.mlperf_log import parse_detail_log
 from submitter.rounds.registry import available_rounds, load_round
-from tests.minitree import mllog
 
 ROUND = available_rounds()[-1]
 BENCHMARK = "llama3.1-8b"
