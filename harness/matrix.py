@@ -46,6 +46,7 @@ def required_steps(
             f"system {system.id} sets up no benchmark {', '.join(unknown)}; "
             f"it has: {', '.join(system.benchmarks)}"
         )
+    runnable_audits = {mode.value for mode in Mode if mode.audit_test} & set(available_audits())
     steps = []
     for name, setup in system.benchmarks.items():
         if benchmarks and name not in benchmarks:
@@ -53,7 +54,6 @@ def required_steps(
         if name not in rules.benchmarks:
             raise UsageProblem(f"round {rules.name} has no benchmark {name!r} (systems/{system.id}.json)")
         modes = [Mode.ACCURACY, Mode.PERFORMANCE]
-        runnable_audits = {mode.value for mode in Mode if mode.audit_test} & set(available_audits())
         for test in rules.benchmark(name).compliance_tests:
             if test not in runnable_audits:
                 raise SubmitterError(

@@ -80,7 +80,6 @@ class RunPlan:
     request: RunRequest
     rules: RoundRules
     benchmark: BenchmarkRules
-    plugin: str  # the benchmark's plug-in (harness.benchmarks)
     setup: BenchmarkSetup
     target: LoadGenTarget
     user_conf: dict[str, int | float]
@@ -93,6 +92,12 @@ class RunPlan:
     audit_config: Path | None
     not_submittable: list[str] = field(default_factory=list)
     tokenizer: Path | None = None  # the folder with tokenizer.json that scores an accuracy run
+
+    @property
+    def plugin(self) -> str:
+        """The benchmark's plug-in (harness.benchmarks); plan_run refuses a benchmark without one."""
+        assert self.benchmark.plugin is not None
+        return self.benchmark.plugin
 
     def engine_record(self) -> EngineRecord:
         """The engine as run.json records it."""
@@ -180,7 +185,6 @@ def plan_run(request: RunRequest) -> RunPlan:
         raise UsageProblem(f"the harness does not run {request.benchmark} {request.scenario}")
     generation_rules = benchmark.generation
     benchmark_plugin(benchmark)  # a benchmark no plug-in runs stops here, before any check
-    assert benchmark.plugin is not None
 
     where = f"systems/{system.id}.json {request.scenario}"
     backend = setup.backend_for(request.scenario)
@@ -234,7 +238,6 @@ def plan_run(request: RunRequest) -> RunPlan:
         request=request,
         rules=rules,
         benchmark=benchmark,
-        plugin=benchmark.plugin,
         setup=setup,
         target=target,
         user_conf=user_conf,

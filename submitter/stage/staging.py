@@ -23,6 +23,7 @@ from pathlib import Path
 
 import msgspec
 
+from compliance.registry import audit_test
 from harness.loadgen_settings import Smoke
 from submitter.check.checker import CheckReport, check_tree
 from submitter.errors import SubmitterError, UsageProblem
@@ -47,7 +48,6 @@ from submitter.workspace import RUNS, STAGING_MANIFEST, STAGING_SUFFIX
 
 ACCURACY_LOG = "mlperf_log_accuracy.json"
 ACCURACY_TXT = "accuracy.txt"
-VERIFY_FILE = "verify_accuracy.txt"
 DIVISIONS = ("closed", "open")
 
 
@@ -147,9 +147,11 @@ class _Builder:
         self.write_bytes(self.backup / backup_name, full_log)
 
     def audit(self, run: ChosenRun, folder: Path) -> None:
-        """TEST06/: the verification and the audit's accuracy log, as run_verification.py leaves them."""
-        test = run.step.mode
-        self.copy(run.run_dir / VERIFY_FILE, folder / test / VERIFY_FILE)
+        """<TEST>/: the verification and the audit's accuracy log, as run_verification.py leaves them."""
+        test = run.step.mode.audit_test
+        assert test is not None  # only audit runs are staged here
+        verify_file = audit_test(test).VERIFY_FILE
+        self.copy(run.run_dir / verify_file, folder / test / verify_file)
         self.copy(run.run_dir / ACCURACY_LOG, folder / test / "accuracy" / ACCURACY_LOG)
 
 
