@@ -20,6 +20,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 from harness.worker import PARENT_PID_VARIABLE, REPORT_FD_VARIABLE, WorkerSpec, loadgen_configuration
@@ -40,8 +41,14 @@ class TestOutcome:
     interrupted: bool = False
 
 
-def worker_environment(extra: Mapping[str, str]) -> dict[str, str]:
-    return {**os.environ, **extra, PARENT_PID_VARIABLE: str(os.getpid())}
+def worker_environment(extra: Mapping[str, str], loadgen_path: Path | None = None) -> dict[str, str]:
+    """The worker's environment: ours, the descriptor's variables, and the round's LoadGen first on
+    PYTHONPATH when it is not the installed one (`harness.loadgen_release`)."""
+    environment = {**os.environ, **extra, PARENT_PID_VARIABLE: str(os.getpid())}
+    if loadgen_path is not None:
+        inherited = environment.get("PYTHONPATH")
+        environment["PYTHONPATH"] = os.pathsep.join([str(loadgen_path), *([inherited] if inherited else [])])
+    return environment
 
 
 class EngineSession:

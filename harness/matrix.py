@@ -1,8 +1,9 @@
 """Which runs a submission needs from a system: every scenario it sets up x performance, accuracy and
 the round's compliance tests.
 
-Order: audits first (about a hundred samples, so a broken engine or harness shows in seconds), then
-accuracy (a wrong model shows before the long runs), then performance.
+Order: by benchmark, then scenario, so that consecutive runs share one engine start (minutes on a GPU);
+within a scenario audits first (about a hundred samples, so a broken engine or harness shows in
+seconds), then accuracy (a wrong model shows before the long runs), then performance.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from compliance.registry import available_audits
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.fileformats.run_mode import Mode
 from submitter.rounds.models import RoundRules, Scenario
+from submitter.rounds.registry import rounds_with_benchmark
 from submitter.systems.descriptor import SystemDescriptor
 
 HARNESS_SCENARIOS = (Scenario.OFFLINE, Scenario.SERVER, Scenario.INTERACTIVE)
@@ -49,10 +51,16 @@ def required_steps(
     runnable_audits = {mode.value for mode in Mode if mode.audit_test} & set(available_audits())
     steps = []
     for name, setup in system.benchmarks.items():
-        if benchmarks and name not in benchmarks:
+        if (benchmarks and name not in benchmarks) or (not benchmarks and not setup.submit):
             continue
         if name not in rules.benchmarks:
-            raise UsageProblem(f"round {rules.name} has no benchmark {name!r} (systems/{system.id}.json)")
+            if not benchmarks:
+                continue  # set up for another round (DESC-BENCHMARK warns); --round picks one that has it
+            having = rounds_with_benchmark(name)
+            raise UsageProblem(
+                f"round {rules.name} has no benchmark {name!r} (systems/{system.id}.json); "
+                + (f"it is in {', '.join(having)}: pass --round" if having else "no round has it")
+            )
         modes = [Mode.ACCURACY, Mode.PERFORMANCE]
         for test in rules.benchmark(name).compliance_tests:
             if test not in runnable_audits:
@@ -64,5 +72,15 @@ def required_steps(
             if scenario in setup.scenarios and (not scenarios or scenario in scenarios):
                 steps += [Step(name, scenario, mode) for mode in modes]
     if not steps:
-        raise UsageProblem(f"nothing to run: system {system.id} sets up none of the scenarios asked for")
-    return sorted(steps, key=lambda step: (step.benchmark, _MODE_ORDER.get(step.mode, 0)))
+        raise UsageProblem(
+            f"nothing to run: system {system.id} sets up none of the scenarios asked for "
+            f"in round {rules.name}"
+        )
+    return sorted(
+        steps,
+        key=lambda step: (
+            step.benchmark,
+            HARNESS_SCENARIOS.index(step.scenario),
+            _MODE_ORDER.get(step.mode, 0),
+        ),
+    )

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import re
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,7 +22,6 @@ from harness.stand_in_models import DUMMY_MARKER
 from submitter import hub
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.fileio import ensure_writable
-from submitter.rounds.models import RoundRules
 from submitter.systems.backends import backend_info
 from submitter.systems.descriptor_rules import SETTABLE_USER_CONF_KEYS
 
@@ -64,29 +61,6 @@ class Problems:
             raise self.found[0]
         if self.found:
             raise PreflightFailed(self.found)
-
-
-def _release(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
-
-
-def check_loadgen_version(rules: RoundRules) -> str:
-    """The installed LoadGen, if its embedded mlperf.conf carries the round's seeds (by release range)."""
-    try:
-        installed = metadata.version("mlcommons-loadgen")
-    except metadata.PackageNotFoundError:
-        raise SubmitterError(
-            f"mlcommons-loadgen is not installed; install {rules.loadgen.version} (pip install "
-            f"mlcommons-loadgen=={rules.loadgen.version})"
-        ) from None
-    first, _, last = rules.loadgen.seed_releases.partition(" to ")
-    if not _release(first) <= _release(installed) <= _release(last or first):
-        raise SubmitterError(
-            f"LoadGen {installed} is installed, but round {rules.name} needs a release from "
-            f"{rules.loadgen.seed_releases} (their mlperf.conf holds the round's seeds); "
-            f"pip install mlcommons-loadgen=={rules.loadgen.version}"
-        )
-    return installed
 
 
 def check_runs_destination(runs_root: Path, run_folder: Path | None = None) -> None:
@@ -155,7 +129,8 @@ def check_gpus(backend: str, needed: int) -> None:
     found = len(gpus())
     if found < needed:
         raise SubmitterError(
-            f"backend {backend} needs {needed} GPU(s) (tensor_parallel_size x replicas) but nvidia-smi "
+            f"backend {backend} needs {needed} GPU(s) (tensor x pipeline parallel size x replicas) but "
+            f"nvidia-smi "
             f"reports {found}; run on a GPU host, or use the synthetic or openai backend here"
         )
 

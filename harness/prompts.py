@@ -2,6 +2,8 @@
 
 Every benchmark plug-in's loader produces these (`harness.benchmarks`); the query sample library and the
 engines read nothing else. Prompts are never decoded and re-encoded; each is a compact int32 array.
+Where the dataset records its reference answers' lengths, they come along: a dummy-weight timing run
+generates exactly that many tokens per sample, the real output profile.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 class Prompts:
     path: Path
     token_ids: tuple[array, ...]
+    output_lengths: tuple[int, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.token_ids)

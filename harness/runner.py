@@ -25,8 +25,10 @@ from harness import environment, ledger, preflight
 from harness.benchmarks.registry import benchmark_plugin, load_plugin
 from harness.engine_session import EngineSession, worker_environment
 from harness.engines.base import EngineSpec, Generation
+from harness.loadgen_release import LoadGenRelease, release_for
 from harness.loadgen_settings import LoadGenTarget, Smoke, loadgen_target, user_conf_text
 from harness.outcome import mode_problems, read_outcome
+from harness.stand_in_models import dummy_description
 from harness.worker import REFUSED_BEFORE_START, WorkerSpec
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.evaluation.detokenize import TOKENIZER_FILE, find_tokenizer
@@ -90,6 +92,7 @@ class RunPlan:
     dataset_limit: int | None
     overrides: dict[str, int]
     audit_config: Path | None
+    loadgen: LoadGenRelease
     not_submittable: list[str] = field(default_factory=list)
     tokenizer: Path | None = None  # the folder with tokenizer.json that scores an accuracy run
 
@@ -106,6 +109,7 @@ class RunPlan:
             model=self.engine.model,
             dummy_weights=self.engine.dummy_weights,
             tensor_parallel_size=self.engine.tensor_parallel_size,
+            pipeline_parallel_size=self.engine.pipeline_parallel_size,
             replicas=self.engine.replicas,
             args=self.engine.args,
             environment=self.setup.environment,
@@ -191,9 +195,9 @@ def plan_run(request: RunRequest) -> RunPlan:
     args = setup.engine_args_for(request.scenario)
     found = preflight.Problems()
     found.check(preflight.check_user_conf, scenario_setup.user_conf, where)
-    found.check(preflight.check_loadgen_version, rules)
+    loadgen = found.check(release_for, rules)
     found.check(preflight.check_no_stray_audit_config, Path.cwd())
-    found.check(preflight.check_gpus, backend, setup.tensor_parallel_size * setup.replicas)
+    found.check(preflight.check_gpus, backend, setup.accelerators_needed)
     found.check(preflight.check_engine_installed, backend)
     model_name = request.model or setup.model_path
     resolved = found.check(preflight.resolve_model, backend, model_name)
@@ -206,7 +210,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         found.check(preflight.check_endpoints, list(args.get("endpoints", [])))
     dataset = found.check(_dataset_for, request, setup, benchmark)
     found.raise_if_any()
-    assert resolved is not None and dataset is not None
+    assert resolved is not None and dataset is not None and loadgen is not None
     model, dummy = resolved
     dataset_path, limit = dataset.path, dataset.limit
 
@@ -219,6 +223,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         generation=generation,
         args={"max_model_len": generation_rules.max_model_len, **args} if engine_facts.needs_gpu else args,
         tensor_parallel_size=setup.tensor_parallel_size,
+        pipeline_parallel_size=setup.pipeline_parallel_size,
         replicas=setup.replicas,
         streaming=target.streaming,
         dummy_weights=dummy,
@@ -231,7 +236,7 @@ def plan_run(request: RunRequest) -> RunPlan:
     if request.smoke:
         not_submittable.append(SMOKE_NOT_SUBMITTABLE)
     if dummy:
-        not_submittable.append("dummy (random) weights")
+        not_submittable.append(dummy_description(Path(model)))
     if engine_facts.not_submittable is not None:
         not_submittable.append(engine_facts.not_submittable)
     return RunPlan(
@@ -248,6 +253,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         dataset_limit=limit,
         overrides=request.smoke.overrides(request.scenario, dataset.size) if request.smoke else {},
         audit_config=audit_config_path(request.mode.audit_test) if request.mode.audit_test else None,
+        loadgen=loadgen,
         not_submittable=not_submittable,
         tokenizer=tokenizer,
     )
@@ -362,7 +368,7 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         engine=plan.engine,
         progress_label=label if request.progress else None,
     )
-    worker_env = worker_environment(plan.setup.environment)
+    worker_env = worker_environment(plan.setup.environment, plan.loadgen.path)
     began = time.monotonic()
     if session is None:
         with EngineSession() as own_session:
@@ -423,7 +429,11 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         wall_s=round(time.monotonic() - began, 3),
         exit_status=exit_status,
         error=result.error if result else None,
-        versions={**environment.versions(), **(result.engine_versions if result else {})},
+        versions={
+            **environment.versions(),
+            "mlcommons-loadgen": plan.loadgen.version,
+            **(result.engine_versions if result else {}),
+        },
         git=environment.git_state(),
         gpus=environment.gpus(),
         engine=plan.engine_record(),

@@ -16,12 +16,52 @@ DEMO_ANSWERS = "answers.json"
 _ARCHITECTURES_DIR = Path(__file__).resolve().parent / "models"
 
 
-def write_dummy_model(directory: Path, benchmark: str) -> Path:
-    config = _ARCHITECTURES_DIR / f"{benchmark}.json"
-    if not config.is_file():
-        known = ", ".join(sorted(p.stem for p in _ARCHITECTURES_DIR.glob("*.json")))
-        raise UsageProblem(f"no model architecture for {benchmark!r}; known: {known}")
-    write_text_atomic(directory / "config.json", config.read_text(encoding="utf-8"))
-    marker = {"benchmark": benchmark, "note": "no weights: vLLM builds this architecture with random weights"}
+# Serialized-FP8 weights: vLLM allocates them in FP8 from the start. Quantising random 16-bit weights at
+# load time would first hold the whole model in 16 bits, which for a 70B model fills an H200.
+_FP8_CHECKPOINT = {"quant_method": "fp8", "activation_scheme": "dynamic"}
+
+
+def architecture_file(benchmark: str) -> Path:
+    """The architecture of a benchmark's model (its accuracy variants -99 and -99.9 share one)."""
+    for name in (benchmark, benchmark.removesuffix("-99.9").removesuffix("-99")):
+        config = _ARCHITECTURES_DIR / f"{name}.json"
+        if config.is_file():
+            return config
+    known = ", ".join(sorted(p.stem for p in _ARCHITECTURES_DIR.glob("*.json")))
+    raise UsageProblem(f"no model architecture for {benchmark!r}; known: {known}")
+
+
+def write_dummy_model(
+    directory: Path, benchmark: str, *, fp8: bool = False, layers: int | None = None
+) -> Path:
+    """config.json of the benchmark's architecture, optionally as an FP8 checkpoint or with fewer
+    layers (the same model, shallower, where the whole one does not fit the GPUs at hand)."""
+    config = json.loads(architecture_file(benchmark).read_text(encoding="utf-8"))
+    full_depth = config["num_hidden_layers"]
+    if layers is not None:
+        if not 1 <= layers <= full_depth:
+            raise UsageProblem(f"--layers must be between 1 and {full_depth} for {benchmark}")
+        config["num_hidden_layers"] = layers
+    if fp8:
+        config["quantization_config"] = _FP8_CHECKPOINT
+    write_text_atomic(directory / "config.json", json.dumps(config, indent=2) + "\n")
+    marker = {
+        "benchmark": benchmark,
+        "note": "no weights: vLLM builds this architecture with random weights",
+        "layers": f"{config['num_hidden_layers']} of {full_depth}",
+        "weights": "fp8 checkpoint" if fp8 else config.get("torch_dtype"),
+    }
     write_text_atomic(directory / DUMMY_MARKER, json.dumps(marker, indent=2) + "\n")
     return directory
+
+
+def dummy_description(model_dir: Path) -> str:
+    """What a run on this weightless model is, for run.json: "dummy (random) weights[, N of M layers]"."""
+    try:
+        marker = json.loads((model_dir / DUMMY_MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        marker = {}
+    layers = marker.get("layers") if isinstance(marker, dict) else None
+    depth = str(layers).split(" of ") if layers else []
+    fewer = len(depth) == 2 and depth[0] != depth[1]
+    return f"dummy (random) weights, {layers} layers" if fewer else "dummy (random) weights"

@@ -93,11 +93,18 @@ class SystemUnderTest:
     ):
         self._engine = engine
         self._prompts = library.prompts.token_ids
+        self._output_lengths = library.prompts.output_lengths
         self._responder = responder
         self._stats = stats
 
     def issue(self, query_samples: Sequence[Any]) -> None:
-        samples = [Sample(query.id, query.index, self._prompts[query.index]) for query in query_samples]
+        lengths = self._output_lengths
+        samples = [
+            Sample(
+                query.id, query.index, self._prompts[query.index], lengths[query.index] if lengths else None
+            )
+            for query in query_samples
+        ]
         self._stats.issued_samples(sample.id for sample in samples)
         self._engine.submit(samples, self._responder)
 

@@ -92,11 +92,22 @@ def test_unknown_round(tmp_path):
     assert errors(validate(tmp_path, data)) == {"DESC-ROUND"}
 
 
-def test_benchmark_must_be_in_the_round(tmp_path):
+def test_a_benchmark_no_round_has_is_an_error(tmp_path):
+    data = descriptor_data()
+    data["benchmarks"]["llama9-1t"] = data["benchmarks"]["llama3.1-8b"]
+    assert errors(validate(tmp_path, data)) == {"DESC-BENCHMARK"}
+
+
+def test_a_benchmark_of_another_round_is_a_warning_unless_it_is_not_submitted(tmp_path):
     data = descriptor_data()
     data["round"] = "v6.1"
-    data["benchmarks"]["mixtral-8x7b"] = data["benchmarks"]["llama3.1-8b"]
-    assert errors(validate(tmp_path, data)) == {"DESC-BENCHMARK"}
+    data["benchmarks"]["mixtral-8x7b"] = dict(data["benchmarks"]["llama3.1-8b"])
+    findings = validate(tmp_path, data)
+    assert not errors(findings)
+    (warning,) = [f for f in findings if f.rule == "DESC-BENCHMARK-ROUND"]
+    assert "v5.1, v6.0" in warning.message and "--round v6.0" in warning.fix
+    data["benchmarks"]["mixtral-8x7b"]["submit"] = False
+    assert "DESC-BENCHMARK-ROUND" not in {f.rule for f in validate(tmp_path, data)}
 
 
 def test_scenario_must_fit_the_system_type(tmp_path):

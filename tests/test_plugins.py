@@ -50,7 +50,8 @@ def test_a_plugin_missing_a_name_is_refused(monkeypatch: pytest.MonkeyPatch):
     partial = types.ModuleType("harness.benchmarks.partial")
     partial.load_samples = lambda path, *, limit, max_input_tokens: None  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, partial.__name__, partial)
-    with pytest.raises(TypeError, match="lacks ACCURACY_FILES, synthesize_records, write_demo_model"):
+    missing = "ACCURACY_FILES, DATASET_SUFFIX, synthesize_records, write_dataset, write_demo_model"
+    with pytest.raises(TypeError, match=f"lacks {missing}"):
         load_plugin("partial")
 
 

@@ -19,6 +19,8 @@ class BenchmarkPlugin(Protocol):
 
     # The files `write_accuracy` writes into a run folder: the checker's input first.
     ACCURACY_FILES: tuple[str, ...]
+    # The dataset file's suffix in the reference's format (".json", ".pkl").
+    DATASET_SUFFIX: str
 
     def load_samples(self, path: Path, *, limit: int | None, max_input_tokens: int | None) -> Prompts:
         """The dataset's first `limit` samples as requests; a bad file is a UsageProblem naming the record."""
@@ -28,6 +30,10 @@ class BenchmarkPlugin(Protocol):
         self, count: int, generation: GenerationRules, seed: int
     ) -> list[dict[str, object]]:
         """Records in the dataset's real format with the real length profile."""
+        ...
+
+    def write_dataset(self, path: Path, records: list[dict[str, object]]) -> None:
+        """Records in the file format the reference reads, written atomically."""
         ...
 
     def write_demo_model(self, directory: Path, records: list[dict[str, object]], max_tokens: int) -> Path:
@@ -48,7 +54,15 @@ class BenchmarkPlugin(Protocol):
         ...
 
 
-_REQUIRED = ("ACCURACY_FILES", "load_samples", "synthesize_records", "write_demo_model", "write_accuracy")
+_REQUIRED = (
+    "ACCURACY_FILES",
+    "DATASET_SUFFIX",
+    "load_samples",
+    "synthesize_records",
+    "write_dataset",
+    "write_demo_model",
+    "write_accuracy",
+)
 
 
 def benchmark_plugin(rules: BenchmarkRules) -> BenchmarkPlugin:

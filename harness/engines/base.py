@@ -22,6 +22,8 @@ class Sample:
     id: int
     index: int
     prompt: Sequence[int]
+    # The reference answer's length where the dataset has it: what a dummy-weight run generates.
+    reference_output_tokens: int | None = None
 
 
 class Generation(BaseModel):
@@ -37,8 +39,15 @@ class Generation(BaseModel):
     top_k: int = 1
     top_p: float = 1.0
     seed: int = 42
-    # Dummy-weight timing runs generate exactly max_tokens, as the real model almost always does.
+    # Dummy-weight timing runs ignore EOS: each sample runs to its reference answer's length where the
+    # dataset gives it, else to max_tokens.
     ignore_eos: bool = False
+
+    def tokens_for(self, sample: Sample) -> int | None:
+        """The exact output length a dummy-weight run gives this sample; None: the model decides."""
+        if not self.ignore_eos or sample.reference_output_tokens is None:
+            return None
+        return max(self.min_tokens, min(sample.reference_output_tokens, self.max_tokens))
 
     @classmethod
     def of(cls, rules: GenerationRules, *, ignore_eos: bool = False) -> Generation:
@@ -66,10 +75,15 @@ class EngineSpec(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     quantization: str | None = None
     tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
     replicas: int = 1
     # True for Server and Interactive: the first token must be reported as soon as it exists.
     streaming: bool = False
     dummy_weights: bool = False
+
+    @property
+    def gpus_per_replica(self) -> int:
+        return self.tensor_parallel_size * self.pipeline_parallel_size
 
 
 class CompletionEvents(Protocol):

@@ -68,14 +68,15 @@ def _serve_replica(
 
 class ReplicatedEngine:
     """`create` builds one copy in each process (a module-level function: it crosses to the child by
-    name); `on_gpus`: each copy gets its own `tensor_parallel_size` of the GPUs this process was given."""
+    name); `on_gpus`: each copy gets its own group of tensor x pipeline parallel GPUs of those this process
+    was given (2 replicas of TP=4 on 8 GPUs: 0-3 and 4-7)."""
 
     def __init__(self, spec: EngineSpec, create: EngineFactory, on_gpus: bool) -> None:
         self._create = create
         self._on_gpus = on_gpus
         self._count = spec.replicas
         self._single = spec.model_copy(update={"replicas": 1})
-        self._tensor_parallel = spec.tensor_parallel_size
+        self._group_size = spec.gpus_per_replica
         self._answer_tokens = spec.generation.max_tokens
         context = multiprocessing.get_context("spawn")
         self._outbox = context.Queue()
@@ -93,9 +94,9 @@ class ReplicatedEngine:
         if not self._on_gpus:
             return None
         # Counted within the GPUs this process was given, so two runs can share a host.
-        given = visible_devices() or [str(index) for index in range(self._count * self._tensor_parallel)]
-        first = replica * self._tensor_parallel
-        return ",".join(given[first : first + self._tensor_parallel])
+        given = visible_devices() or [str(index) for index in range(self._count * self._group_size)]
+        first = replica * self._group_size
+        return ",".join(given[first : first + self._group_size])
 
     def start(self) -> None:
         for replica in range(self._count):
@@ -125,7 +126,7 @@ class ReplicatedEngine:
         self._collector.start()
 
     def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
-        batches: list[list[tuple[int, int, Any]]] = [[] for _ in range(self._count)]
+        batches: list[list[tuple[int, int, Any, int | None]]] = [[] for _ in range(self._count)]
         with self._lock:
             for sample in samples:
                 replica = min(range(self._count), key=self._outstanding.__getitem__)
@@ -133,7 +134,8 @@ class ReplicatedEngine:
                 self._outstanding[replica] += cost
                 self._cost[sample.id] = (replica, cost)
                 self._events[sample.id] = events
-                batches[replica].append((sample.id, sample.index, sample.prompt))
+                fields = (sample.id, sample.index, sample.prompt, sample.reference_output_tokens)
+                batches[replica].append(fields)
         for replica, batch in enumerate(batches):
             if batch:
                 self._inboxes[replica].put(batch)

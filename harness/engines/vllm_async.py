@@ -14,7 +14,12 @@ from typing import Any
 
 from harness.engines.base import CompletionEvents, EngineSpec, Sample
 from harness.engines.event_loop import SampleLoop
-from harness.engines.vllm_common import engine_keyword_arguments, sampling_params, token_prompt, vllm_versions
+from harness.engines.vllm_common import (
+    SamplingForSamples,
+    engine_keyword_arguments,
+    token_prompt,
+    vllm_versions,
+)
 
 
 class VllmAsyncEngine:
@@ -30,7 +35,7 @@ class VllmAsyncEngine:
         arguments = engine_keyword_arguments(self._spec)
         if self._spec.replicas > 1:
             arguments["data_parallel_size"] = self._spec.replicas
-        self._params = sampling_params(self._spec.generation, streaming=True)
+        self._params = SamplingForSamples(self._spec.generation, streaming=True)
         self._loop.start()
 
         async def build() -> Any:
@@ -59,7 +64,7 @@ class VllmAsyncEngine:
         generated: list[int] = []
         try:
             prompt = token_prompt(sample.prompt)
-            async for output in self._engine.generate(prompt, self._params, str(sample.id)):
+            async for output in self._engine.generate(prompt, self._params(sample), str(sample.id)):
                 new_tokens = output.outputs[0].token_ids
                 if new_tokens and not generated:
                     events.first_token(sample.id, new_tokens[:1])

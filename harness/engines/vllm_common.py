@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from harness.engines.base import EngineSpec, Generation
+from harness.engines.base import EngineSpec, Generation, Sample
 
 
 def engine_keyword_arguments(spec: EngineSpec, harness_args: Iterable[str] = ()) -> dict[str, Any]:
@@ -13,6 +13,8 @@ def engine_keyword_arguments(spec: EngineSpec, harness_args: Iterable[str] = ())
     arguments = {key: value for key, value in spec.args.items() if key not in set(harness_args)}
     arguments["model"] = spec.model
     arguments["tensor_parallel_size"] = spec.tensor_parallel_size
+    if spec.pipeline_parallel_size > 1:
+        arguments["pipeline_parallel_size"] = spec.pipeline_parallel_size
     if spec.quantization:
         arguments["quantization"] = spec.quantization
     if spec.dummy_weights:
@@ -21,7 +23,26 @@ def engine_keyword_arguments(spec: EngineSpec, harness_args: Iterable[str] = ())
     return arguments
 
 
-def sampling_params(generation: Generation, streaming: bool) -> Any:
+class SamplingForSamples:
+    """Each sample's SamplingParams: the one shared set, or, in a dummy-weight run over a dataset that
+    gives reference answer lengths, one set per exact length (made once each)."""
+
+    def __init__(self, generation: Generation, streaming: bool) -> None:
+        self._generation = generation
+        self._streaming = streaming
+        self._shared = sampling_params(generation, streaming)
+        self._by_length: dict[int, Any] = {}
+
+    def __call__(self, sample: Sample) -> Any:
+        length = self._generation.tokens_for(sample)
+        if length is None:
+            return self._shared
+        if length not in self._by_length:
+            self._by_length[length] = sampling_params(self._generation, self._streaming, exact_tokens=length)
+        return self._by_length[length]
+
+
+def sampling_params(generation: Generation, streaming: bool, exact_tokens: int | None = None) -> Any:
     from vllm import SamplingParams
     from vllm.sampling_params import RequestOutputKind
 
@@ -30,8 +51,8 @@ def sampling_params(generation: Generation, streaming: bool) -> Any:
         top_k=generation.top_k,
         top_p=generation.top_p,
         seed=generation.seed,
-        max_tokens=generation.max_tokens,
-        min_tokens=generation.min_tokens,
+        max_tokens=exact_tokens or generation.max_tokens,
+        min_tokens=exact_tokens or generation.min_tokens,
         ignore_eos=generation.ignore_eos,
         detokenize=False,
         # Streaming needs each new token as it comes; Offline only the finished answer.

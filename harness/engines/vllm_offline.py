@@ -16,7 +16,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.engines.base import CompletionEvents, EngineSpec, Sample
-from harness.engines.vllm_common import engine_keyword_arguments, sampling_params, token_prompt, vllm_versions
+from harness.engines.vllm_common import (
+    SamplingForSamples,
+    engine_keyword_arguments,
+    token_prompt,
+    vllm_versions,
+)
 
 HARNESS_ARGS = ("sort_by_input_length",)
 
@@ -34,7 +39,7 @@ class VllmOfflineEngine:
         from vllm import LLM
 
         self._llm = LLM(**engine_keyword_arguments(self._spec, harness_args=HARNESS_ARGS))
-        self._params = sampling_params(self._spec.generation, streaming=False)
+        self._params = SamplingForSamples(self._spec.generation, streaming=False)
         self._driver.start()
 
     def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
@@ -59,7 +64,7 @@ class VllmOfflineEngine:
         for sample in ordered:
             request_id = str(sample.id)
             waiting[request_id] = (sample.id, events)
-            engine.add_request(request_id, token_prompt(sample.prompt), self._params)
+            engine.add_request(request_id, token_prompt(sample.prompt), self._params(sample))
 
     def _drive(self) -> None:
         engine = self._llm.llm_engine

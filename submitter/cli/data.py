@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import click
@@ -11,26 +9,13 @@ import click
 from harness.benchmarks.registry import benchmark_plugin
 from harness.stand_in_models import write_dummy_model
 from submitter.errors import UsageProblem
-from submitter.fileio import ensure_writable, write_chunks_atomic
+from submitter.fileio import ensure_writable
 from submitter.rounds.registry import available_rounds, load_round
-
-# Records are encoded this many at a time: a full dataset is some 60 MB of JSON, never held as one string.
-_RECORDS_PER_CHUNK = 256
 
 
 @click.group()
 def data() -> None:
     """Synthetic datasets and dummy-weight models for runs without the real ones."""
-
-
-def json_array_chunks(records: Sequence[object]) -> Iterator[bytes]:
-    """The bytes of json.dumps(records, separators=(",", ":")), a few records at a time."""
-    yield b"["
-    for start in range(0, len(records), _RECORDS_PER_CHUNK):
-        batch = records[start : start + _RECORDS_PER_CHUNK]
-        text = ",".join(json.dumps(record, separators=(",", ":")) for record in batch)
-        yield (text if start == 0 else "," + text).encode("utf-8")
-    yield b"]"
 
 
 @data.command("synth")
@@ -40,7 +25,8 @@ def json_array_chunks(records: Sequence[object]) -> Iterator[bytes]:
     "--out",
     type=click.Path(path_type=Path),
     required=True,
-    help="JSON file to write (its folder must exist).",
+    help="Dataset file to write in the reference's format (.json for llama3.1-8b, a pandas .pkl for "
+    "the others; its folder must exist).",
 )
 @click.option(
     "--samples", type=click.IntRange(min=1), help="Records (default: the benchmark's dataset size)."
@@ -64,7 +50,7 @@ def synth(
         ensure_writable(demo_model, folder=True)
     count = samples or rules.dataset.size
     records = plugin.synthesize_records(count, rules.generation, seed)
-    write_chunks_atomic(out, json_array_chunks(records))
+    plugin.write_dataset(out, records)
     click.echo(f"wrote {count} synthetic {benchmark} records to {out}", err=True)
     if demo_model is not None:
         plugin.write_demo_model(demo_model, records, rules.generation.max_output_tokens)
@@ -79,10 +65,14 @@ def synth(
     required=True,
     help="Directory to write (created if missing; its parent must exist).",
 )
-def dummy_model(benchmark: str, out: Path) -> None:
+@click.option("--fp8", is_flag=True, help="An FP8 checkpoint: vLLM allocates the weights in FP8 directly.")
+@click.option(
+    "--layers", type=click.IntRange(min=1), help="Fewer layers than the model has (said in run.json)."
+)
+def dummy_model(benchmark: str, out: Path, fp8: bool, layers: int | None) -> None:
     """A model directory with the architecture's config.json and no weights (vLLM load_format=dummy)."""
     ensure_writable(out, folder=True)
-    write_dummy_model(out, benchmark)
+    write_dummy_model(out, benchmark, fp8=fp8, layers=layers)
     click.echo(
         f"wrote a dummy-weights {benchmark} model to {out}; its results are never submittable", err=True
     )

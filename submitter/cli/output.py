@@ -62,9 +62,10 @@ def echo_findings(findings: Sequence[Finding], files_checked: int | None) -> Non
     click.echo(f"{scope}{counts[Severity.ERROR]} error(s), {counts[Severity.WARNING]} warning(s)")
 
 
-def runnable_descriptor(system_id: str) -> SystemDescriptor:
-    """The descriptor a command runs on (refused with exit 2 while it has errors); its warnings on stderr."""
-    runnable = load_runnable_descriptor(system_id)
+def runnable_descriptor(system_id: str, round_name: str | None = None) -> SystemDescriptor:
+    """The descriptor a command runs on (refused with exit 2 while it has errors), in `round_name` if
+    given; its warnings on stderr."""
+    runnable = load_runnable_descriptor(system_id, round_name)
     for finding in runnable.warnings:
         click.echo(finding.render(), err=True)
     return runnable.descriptor

@@ -59,3 +59,20 @@ def show_round(round_name: str, benchmark: str | None, as_json: bool) -> None:
         return
     click.echo(f"{bench.name} in MLPerf Inference {rules.name}")
     echo_sourced_table(benchmark_rows(rules, bench))
+
+
+@rounds.command("install-loadgen")
+@click.argument("round_name", metavar="ROUND", type=click.Choice(available_rounds()))
+def install_loadgen(round_name: str) -> None:
+    """Install ROUND's LoadGen beside the pinned one, for runs in that round (its mlperf.conf has the
+    round's seeds); nothing to do when the installed LoadGen already is one of the round's."""
+    from harness.loadgen_release import in_seed_range, install_release, installed_version
+
+    rules = load_round(round_name)
+    installed = installed_version()
+    if installed is not None and in_seed_range(rules, installed):
+        click.echo(f"LoadGen {installed} (installed) already has round {rules.name}'s seeds", err=True)
+        return
+    click.echo(
+        f"installed LoadGen {rules.loadgen.version} for round {rules.name} in {install_release(rules)}"
+    )

@@ -18,7 +18,9 @@ from harness.run_all import (
     plan_campaign,
 )
 from submitter.cli.output import echo_json, echo_table, runnable_descriptor
+from submitter.fileformats.run_record import scores_text
 from submitter.rounds.models import Scenario
+from submitter.rounds.registry import available_rounds
 from submitter.workspace import RUNS
 
 
@@ -35,7 +37,7 @@ def _metric(outcome: StepOutcome) -> str:
     if record is None:
         return ""
     if record.scores:
-        return f"ROUGE-1 {record.scores['rouge1']}, gen_len {record.scores['gen_len']:,}"
+        return scores_text(record.scores)
     loadgen = record.loadgen.outcome
     if loadgen is None or loadgen.metric_value is None:
         return ""
@@ -141,6 +143,12 @@ def _outcomes_json(campaign: Campaign, outcomes: list[StepOutcome]) -> dict[str,
 
 @click.command("run-all")
 @click.option("--system", "system_id", required=True, help="Descriptor id (or path to its .json).")
+@click.option(
+    "--round",
+    "round_name",
+    type=click.Choice(available_rounds()),
+    help="Run in this round instead of the descriptor's (its seeds and rules; for benchmarks it has).",
+)
 @click.option("--benchmark", "benchmarks", multiple=True, help="Only this benchmark (repeatable).")
 @click.option(
     "--scenario",
@@ -149,7 +157,11 @@ def _outcomes_json(campaign: Campaign, outcomes: list[StepOutcome]) -> dict[str,
     type=click.Choice([s.value for s in HARNESS_SCENARIOS]),
     help="Only this scenario (repeatable).",
 )
-@click.option("--dataset", type=click.Path(path_type=Path), help="Dataset JSON (default: the descriptor's).")
+@click.option(
+    "--dataset",
+    type=click.Path(path_type=Path),
+    help="Dataset file (default: the descriptor's dataset_path).",
+)
 @click.option("--model", help="Checkpoint directory or hub name (default: the descriptor's model_path).")
 @click.option("--smoke", is_flag=True, help="Every run short, for a trial; results are not submittable.")
 @click.option(
@@ -164,6 +176,7 @@ def _outcomes_json(campaign: Campaign, outcomes: list[StepOutcome]) -> dict[str,
 @click.option("--json", "as_json", is_flag=True, help="Print the plan or the outcome as JSON on stdout.")
 def run_all(
     system_id: str,
+    round_name: str | None,
     benchmarks: tuple[str, ...],
     scenarios: tuple[str, ...],
     dataset: Path | None,
@@ -179,7 +192,7 @@ def run_all(
     (scored) and performance. A preflight checks all of them first and estimates the wall time."""
     live = sys.stderr.isatty()
     request = CampaignRequest(
-        system=runnable_descriptor(system_id),
+        system=runnable_descriptor(system_id, round_name),
         benchmarks=benchmarks,
         scenarios=tuple(Scenario(name) for name in scenarios),
         dataset=dataset,

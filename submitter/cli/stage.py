@@ -32,6 +32,7 @@ def _as_whom(result: StageResult) -> str:
 @click.option(
     "--round", "round_name", type=click.Choice(available_rounds()), help="Default: the systems' round."
 )
+@click.option("--benchmark", "benchmarks", multiple=True, help="Only this benchmark (repeatable).")
 @click.option(
     "--out",
     default=SUBMISSION,
@@ -57,6 +58,7 @@ def stage_command(
     submitter_name: str | None,
     division: str | None,
     round_name: str | None,
+    benchmarks: tuple[str, ...],
     out: Path,
     runs_dir: Path,
     force: bool,
@@ -66,7 +68,7 @@ def stage_command(
 ) -> None:
     """Copy the best valid run of every required (system, benchmark, scenario, mode) into a fresh tree
     at OUT in the round's layout, write its documents, and check it. Exit 0 only when the check passes."""
-    systems = tuple(runnable_descriptor(system_id) for system_id in system_ids)
+    systems = tuple(runnable_descriptor(system_id, round_name) for system_id in system_ids)
     rounds = sorted({system.round for system in systems})
     if round_name is None and len(rounds) > 1:
         raise UsageProblem(f"the systems are set up for rounds {', '.join(rounds)}; pass --round")
@@ -80,6 +82,7 @@ def stage_command(
             runs_root=runs_dir,
             force=force,
             accept=Eligibility(not_submittable=allow_not_submittable, trials=allow_trials),
+            benchmarks=benchmarks,
         )
     )
     report = result.check

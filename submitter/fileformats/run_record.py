@@ -84,6 +84,7 @@ class EngineRecord(BaseModel):
     model: str
     dummy_weights: bool
     tensor_parallel_size: int
+    pipeline_parallel_size: int = 1
     replicas: int
     args: dict[str, Any]
     environment: dict[str, str]
@@ -147,8 +148,10 @@ class RunRecord(BaseModel):
 
 
 def scores_text(scores: dict[str, Any]) -> str:
-    """`rouge1 91.4786, rouge2 81.4322, ...`: accuracy.txt's numbers on one line."""
-    return ", ".join(f"{key} {value}" for key, value in scores.items())
+    """`rouge1 91.4786, rouge2 81.4322, ...`: accuracy.txt's numbers on one line (breakdowns left out)."""
+    return ", ".join(
+        f"{key} {value}" for key, value in scores.items() if isinstance(value, int | float | str)
+    )
 
 
 def write_record(run_dir: Path, record: RunRecord) -> None:

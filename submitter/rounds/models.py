@@ -273,6 +273,9 @@ class GenerationRules(_Strict):
     seed: int
     mean_input_tokens: int
     source: str
+    # The reference answers' mean length, for synthetic data with the real output profile; where the
+    # round's accuracy rules have a tokens-per-sample target, it is that target's reference value.
+    mean_output_tokens: float | None = None
 
 
 class RunSizing(_Strict):

@@ -64,6 +64,11 @@ def round_seeds(name: str) -> tuple[int, ...]:
     return tuple(getattr(seeds, key) for key in SEED_KEYS)
 
 
+def rounds_with_benchmark(benchmark: str) -> tuple[str, ...]:
+    """The rounds whose rules have `benchmark`, oldest first."""
+    return tuple(name for name in available_rounds() if benchmark in load_round(name).benchmarks)
+
+
 def round_layout(name: str) -> str:
     """The name of a round's tree layout."""
     return load_round(name).layout.name

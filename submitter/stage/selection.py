@@ -101,11 +101,16 @@ def _records(folder: Path) -> tuple[list[tuple[Path, RunRecord]], list[tuple[Pat
 
 
 def choose_runs(
-    system: SystemDescriptor, rules: RoundRules, runs_root: Path, accept: Eligibility
+    system: SystemDescriptor,
+    rules: RoundRules,
+    runs_root: Path,
+    accept: Eligibility,
+    benchmarks: tuple[str, ...] = (),
 ) -> tuple[list[ChosenRun], list[str]]:
-    """The chosen run of every step the round requires, and a problem line for each step without one."""
+    """The chosen run of every step the round requires (of `benchmarks`, if named), and a problem line
+    for each step without one."""
     chosen, problems = [], []
-    for step in required_steps(system, rules):
+    for step in required_steps(system, rules, benchmarks):
         folder = runs_root / system.id / step.benchmark / step.scenario / step.mode
         size = rules.benchmark(step.benchmark).dataset.size
         eligible: list[ChosenRun] = []
@@ -120,6 +125,8 @@ def choose_runs(
         if not eligible:
             problems.append(_no_eligible_run(system.id, step, folder, len(runs) + len(unreadable), newest))
             continue
+        # Runs of the staged round first: another round's seeds fail its checks (staging notes those).
+        eligible = [run for run in eligible if run.record.round == rules.name] or eligible
         if step.mode is Mode.PERFORMANCE:
             chosen.append(max(eligible, key=lambda run: run.metric or 0.0))
         else:

@@ -59,6 +59,7 @@ class StageRequest:
     runs_root: Path = RUNS
     force: bool = False
     accept: Eligibility = field(default_factory=Eligibility)
+    benchmarks: tuple[str, ...] = ()  # only these; empty: every benchmark the systems set up in the round
     # The submitter folder and the division; None takes the descriptors' (their official `system` block).
     submitter: str | None = field(default=None, kw_only=True)
     division: str | None = field(default=None, kw_only=True)
@@ -235,7 +236,8 @@ def _build(
         by_scenario: dict[tuple[str, str], list[ChosenRun]] = defaultdict(list)
         for run in runs:
             by_scenario[(run.step.benchmark, run.step.scenario)].append(run)
-        values = {name: documents.measurements(system, name, rules) for name in system.benchmarks}
+        staged = dict.fromkeys(run.step.benchmark for run in runs)
+        values = {name: documents.measurements(system, name, rules) for name in staged}
         calibration_rows.append((system, values))
         for (benchmark, scenario), scenario_runs in by_scenario.items():
             names = {"benchmark": benchmark, "scenario": scenario}
@@ -382,7 +384,9 @@ def stage(request: StageRequest) -> StageResult:
     chosen: dict[str, list[ChosenRun]] = {}
     problems: list[str] = []
     for system in request.systems:
-        chosen[system.id], missing = choose_runs(system, rules, request.runs_root, request.accept)
+        chosen[system.id], missing = choose_runs(
+            system, rules, request.runs_root, request.accept, request.benchmarks
+        )
         problems += missing
     if problems:
         raise SubmitterError("nothing was staged:\n" + "\n".join(f"- {problem}" for problem in problems))

@@ -59,7 +59,10 @@ class BenchmarkSetup(BaseModel):
     dataset_path: str | None = Field(default=None, description="the benchmark's dataset file; --dataset wins")
     quantization: str | None = Field(default=None, description="e.g. fp8; null for the checkpoint's own")
     tensor_parallel_size: int = Field(default=1, ge=1)
-    replicas: int = Field(default=1, ge=1, description="engine copies, each on tensor_parallel_size devices")
+    pipeline_parallel_size: int = Field(default=1, ge=1, description="pipeline stages of one engine copy")
+    replicas: int = Field(
+        default=1, ge=1, description="data-parallel engine copies, each on tensor x pipeline parallel devices"
+    )
     engine_args: dict[str, Any] = Field(default_factory=dict, description="engine keyword arguments")
     environment: dict[str, str] = Field(default_factory=dict, description="variables set for the engine")
     measurements: dict[str, str] = Field(
@@ -67,6 +70,24 @@ class BenchmarkSetup(BaseModel):
         description="measurements.json values other than measurements/<benchmark>.json gives",
     )
     scenarios: dict[Scenario, ScenarioSetup]
+    untuned: bool = Field(
+        default=False,
+        description="engine_args and target_qps are a sensible start, not yet measured on this system "
+        "(submitter tune-qps finds the rate)",
+    )
+    submit: bool = Field(
+        default=True,
+        description="false: kept for runs that name it (--benchmark), left out of run-all's and stage's "
+        "plan for the system's submission",
+    )
+
+    @property
+    def gpus_per_replica(self) -> int:
+        return self.tensor_parallel_size * self.pipeline_parallel_size
+
+    @property
+    def accelerators_needed(self) -> int:
+        return self.replicas * self.gpus_per_replica
 
     def backend_for(self, scenario: Scenario) -> Backend:
         setup = self.scenarios.get(scenario)

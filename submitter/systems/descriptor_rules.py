@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from submitter.errors import SubmitterError
 from submitter.rounds.models import BenchmarkRules, RoundRules, ScenarioSet, SystemTypeTable
-from submitter.rounds.registry import available_rounds, load_round
+from submitter.rounds.registry import available_rounds, load_round, rounds_with_benchmark
 from submitter.rule_registry import Problem, RuleSet, Severity
 from submitter.systems.backends import backend_info
 from submitter.systems.descriptor import DescriptorFile
@@ -85,17 +85,34 @@ def known_round(entry: DescriptorFile) -> Iterator[Problem]:
         )
 
 
-@rule("DESC-BENCHMARK", Severity.ERROR, "every benchmark belongs to the descriptor's round")
+@rule("DESC-BENCHMARK", Severity.ERROR, "every benchmark is one that submitter has rules for")
 def known_benchmarks(entry: DescriptorFile) -> Iterator[Problem]:
     rules = _round(entry)
     if rules is None:
         return
     for name in entry.descriptor.benchmarks:
-        if name not in rules.benchmarks:
+        if name not in rules.benchmarks and not rounds_with_benchmark(name):
             yield Problem(
                 field=f"benchmarks.{name}",
-                message=f"is not a benchmark of round {rules.name}",
+                message=f"is not a benchmark of round {rules.name} or of any other round",
                 fix=f"use one of {', '.join(rules.benchmarks)}",
+            )
+
+
+@rule("DESC-BENCHMARK-ROUND", Severity.WARNING, "every benchmark belongs to the descriptor's round")
+def benchmarks_of_round(entry: DescriptorFile) -> Iterator[Problem]:
+    rules = _round(entry)
+    if rules is None:
+        return
+    for name, setup in entry.descriptor.benchmarks.items():
+        having = rounds_with_benchmark(name)
+        if setup.submit and name not in rules.benchmarks and having:
+            yield Problem(
+                field=f"benchmarks.{name}",
+                message=f"is not a benchmark of round {rules.name} (it is one of {', '.join(having)}), "
+                "so run-all and stage leave it out",
+                fix=f"run and stage it with --round {having[-1]}, set the descriptor's round to one of "
+                'those, or mark it "submit": false',
             )
 
 
@@ -180,7 +197,7 @@ def _bounds(
         yield Problem(field=field, message=f"is {value}", fix="set the measured queries per second (> 0)")
 
 
-@rule("DESC-PARALLELISM", Severity.ERROR, "replicas x tensor parallelism fit the described accelerators")
+@rule("DESC-PARALLELISM", Severity.ERROR, "replicas x tensor x pipeline parallelism fit the accelerators")
 def parallelism_fits(entry: DescriptorFile) -> Iterator[Problem]:
     system = entry.descriptor.system_file(entry.path)
     per_node = system.count("accelerators_per_node")
@@ -188,14 +205,15 @@ def parallelism_fits(entry: DescriptorFile) -> Iterator[Problem]:
     if per_node is None:
         return
     for name, setup in entry.descriptor.benchmarks.items():
-        needed = setup.replicas * setup.tensor_parallel_size
+        needed = setup.accelerators_needed
         on_accelerators = any(
             backend_info(setup.backend_for(scenario)).uses_accelerators for scenario in setup.scenarios
         )
         if on_accelerators and needed > per_node * nodes:
             yield Problem(
                 field=f"benchmarks.{name}",
-                message=f"needs {setup.replicas} replica(s) x {setup.tensor_parallel_size} "
-                f"= {needed} accelerators but the system has {per_node * nodes}",
-                fix="lower replicas or tensor_parallel_size, or correct accelerators_per_node",
+                message=f"needs {setup.replicas} replica(s) x {setup.tensor_parallel_size} (tensor) x "
+                f"{setup.pipeline_parallel_size} (pipeline) = {needed} accelerators but the system has "
+                f"{per_node * nodes}",
+                fix="lower replicas or the parallel sizes, or correct accelerators_per_node",
             )

@@ -5,7 +5,16 @@ model), `accuracy` (the reference's ROUGE evaluation into accuracy.txt).
 """
 
 from harness.benchmarks.llama3_1_8b.accuracy import ACCURACY_FILES, write_accuracy
+from harness.benchmarks.llama3_1_8b.dataset import DATASET_SUFFIX, write_dataset
 from harness.benchmarks.llama3_1_8b.dataset import load_prompts as load_samples
 from harness.benchmarks.llama3_1_8b.synthetic import synthesize_records, write_demo_model
 
-__all__ = ["ACCURACY_FILES", "load_samples", "synthesize_records", "write_accuracy", "write_demo_model"]
+__all__ = [
+    "ACCURACY_FILES",
+    "DATASET_SUFFIX",
+    "load_samples",
+    "synthesize_records",
+    "write_accuracy",
+    "write_dataset",
+    "write_demo_model",
+]

@@ -14,12 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from submitter.errors import SubmitterError, UsageProblem
-from submitter.evaluation.accuracy_log import first_per_sample, read_accuracy_log
+from harness.benchmarks.scoring import logged_answers, write_report
+from submitter.errors import UsageProblem
 from submitter.evaluation.detokenize import Detokenizer, load_detokenizer
 from submitter.evaluation.rouge import ROUGE_TYPES, score_samples
-from submitter.evaluation.verdicts import AccuracyReport, ScoredResult, judge
-from submitter.fileio import write_text_atomic
+from submitter.evaluation.verdicts import AccuracyReport, ScoredResult
 from submitter.rounds.models import BenchmarkRules
 
 # What write_accuracy writes into the run directory: the checker's input, and the verdicts.
@@ -67,16 +66,8 @@ def reference_summaries(dataset: Path) -> list[str]:
 def evaluate(
     accuracy_log: Path, dataset: Path, detokenize: Detokenizer, workers: int | None = None
 ) -> AccuracyResult:
-    responses = first_per_sample(read_accuracy_log(accuracy_log))
-    if not responses:
-        raise SubmitterError(f"{accuracy_log} holds no responses; repeat the accuracy run")
     references = reference_summaries(dataset)
-    outside = [r.qsl_idx for r in responses if not 0 <= r.qsl_idx < len(references)]
-    if outside:
-        raise SubmitterError(
-            f"{accuracy_log} answers samples {outside[:5]} that {dataset} ({len(references)} records) "
-            "does not have; evaluate with the dataset the run used"
-        )
+    responses = logged_answers(accuracy_log, dataset, len(references))
     predictions = detokenize([response.token_ids for response in responses])
     scores = score_samples(predictions, [references[r.qsl_idx] for r in responses], workers)
     means = {name: f"{round(np.mean(scores.fmeasures[name]) * 100, 4)}" for name in ROUGE_TYPES}
@@ -94,9 +85,4 @@ def write_accuracy(
 ) -> AccuracyReport:
     """Evaluate a run's accuracy log; accuracy.txt (the checker's input) and accuracy.json go beside it."""
     result = evaluate(run_dir / "mlperf_log_accuracy.json", dataset, load_detokenizer(tokenizer_dir), workers)
-    scale_to = benchmark.dataset.size if trial else None
-    report = AccuracyReport(result=result, verdicts=judge(result, benchmark.accuracy, patterns, scale_to))
-    accuracy_txt_file, accuracy_json_file = (run_dir / name for name in ACCURACY_FILES)
-    write_text_atomic(accuracy_txt_file, result.accuracy_txt())
-    write_text_atomic(accuracy_json_file, report.model_dump_json(indent=2) + "\n")
-    return report
+    return write_report(run_dir, ACCURACY_FILES, result, benchmark, patterns, trial)

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import json
 from array import array
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from harness.prompts import Prompts
 from submitter.errors import UsageProblem
+from submitter.fileio import write_chunks_atomic
+
+DATASET_SUFFIX = ".json"
+# Records are encoded this many at a time: a full dataset is some 60 MB of JSON, never held as one string.
+_RECORDS_PER_CHUNK = 256
 
 
 def load_prompts(path: Path, *, limit: int | None = None, max_input_tokens: int | None = None) -> Prompts:
@@ -52,3 +58,17 @@ def load_prompts(path: Path, *, limit: int | None = None, max_input_tokens: int 
             )
         token_ids.append(array("i", ids))
     return Prompts(path, tuple(token_ids))
+
+
+def json_array_chunks(records: Sequence[object]) -> Iterator[bytes]:
+    """The bytes of json.dumps(records, separators=(",", ":")), a few records at a time."""
+    yield b"["
+    for start in range(0, len(records), _RECORDS_PER_CHUNK):
+        batch = records[start : start + _RECORDS_PER_CHUNK]
+        text = ",".join(json.dumps(record, separators=(",", ":")) for record in batch)
+        yield (text if start == 0 else "," + text).encode("utf-8")
+    yield b"]"
+
+
+def write_dataset(path: Path, records: list[dict[str, object]]) -> None:
+    write_chunks_atomic(path, json_array_chunks(records))

@@ -8,10 +8,11 @@ longest exactly at its maximum. `write_demo_model` writes a tokenizer and the sy
 from __future__ import annotations
 
 import json
-import math
 import random
 from pathlib import Path
 
+from harness.benchmarks.lengths import lognormal_lengths
+from harness.benchmarks.llama3_1_8b.dataset import write_dataset
 from harness.stand_in_models import DEMO_ANSWERS
 from submitter.fileio import write_text_atomic
 from submitter.rounds.models import GenerationRules
@@ -34,13 +35,9 @@ _WORDS = _NEWS_TEXT.split(" ")
 
 
 def prompt_lengths(count: int, generation: GenerationRules, draw: random.Random) -> list[int]:
-    mu = math.log(generation.mean_input_tokens) - _LOG_SIGMA**2 / 2
-    lengths = [
-        min(generation.max_input_tokens, max(_MIN_PROMPT_TOKENS, round(draw.lognormvariate(mu, _LOG_SIGMA))))
-        for _ in range(count)
-    ]
-    lengths[max(range(count), key=lengths.__getitem__)] = generation.max_input_tokens
-    return lengths
+    return lognormal_lengths(
+        count, generation.mean_input_tokens, _MIN_PROMPT_TOKENS, generation.max_input_tokens, draw, _LOG_SIGMA
+    )
 
 
 def summary_words(draw: random.Random) -> list[str]:
@@ -80,7 +77,7 @@ def synthesize_dataset(
     path: Path, count: int, generation: GenerationRules, seed: int = 0
 ) -> list[dict[str, object]]:
     records = synthesize_records(count, generation, seed)
-    write_text_atomic(path, json.dumps(records, separators=(",", ":")))
+    write_dataset(path, records)
     return records
 
 

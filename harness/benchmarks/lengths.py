@@ -1,0 +1,29 @@
+"""Token-length profiles for synthetic data: log-normal around a benchmark's mean, within its bounds.
+
+Real prompt and answer lengths are skewed (many short, a long tail), which is what a log-normal draws;
+the longest drawn length is set to the maximum, so a synthetic set exercises the longest case too.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+
+def lognormal_lengths(
+    count: int, mean: float, low: int, high: int, draw: random.Random, sigma: float = 0.5
+) -> list[int]:
+    """`count` lengths in [low, high] whose mean is close to `mean`; the longest is exactly `high`."""
+    mu = math.log(mean) - sigma**2 / 2
+    lengths = [min(high, max(low, round(draw.lognormvariate(mu, sigma)))) for _ in range(count)]
+    if lengths:
+        lengths[max(range(count), key=lengths.__getitem__)] = high
+    return lengths
+
+
+def random_token_ids(draw: random.Random, ids: range, count: int) -> list[int]:
+    """`count` ids drawn from `ids` (numpy, seeded from `draw`: long prompts are millions of ids)."""
+    import numpy as np
+
+    generator = np.random.default_rng(draw.getrandbits(64))
+    return generator.integers(ids.start, ids.stop, size=count).tolist()

@@ -1,0 +1,60 @@
+"""mixtral-8x7b's dataset: `09292024_mixtral_15k_mintoken2_v1.pkl`, a pickled DataFrame of 15,000
+samples, 5,000 each from OpenOrca, GSM8K and MBXP (`dataset` column).
+
+The reference re-tokenises the `input` text; `tok_input` is that text's ids (the tokenizer's BOS first),
+so the harness sends `tok_input`. The evaluator reads `dataset`, `gt_output` (the reference answer, the
+GSM8K number, or the MBXP test code) and `id` ("{language}_{entry point}" for MBXP).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.benchmarks.tokenized_dataset import check_values, read_dataset, token_prompts
+from harness.prompts import Prompts
+from submitter.fileformats.dataframe_pickle import write_dataframe
+
+DATASET_SUFFIX = ".pkl"
+WHAT = "mixtral-8x7b dataset"
+COLUMNS = (
+    "dataset",
+    "id",
+    "question",
+    "input",
+    "ref_output",
+    "gt_output",
+    "tok_input",
+    "tok_ref_output",
+    "stop_sequence",
+    "tok_stop_sequence",
+    "tok_input_len",
+    "tok_ref_output_len",
+)
+READ_COLUMNS = ("dataset", "id", "gt_output", "tok_input")
+OPEN_ORCA, GSM8K, MBXP = "OpenOrca", "GSM8K", "MBXP"
+SUBSETS = (OPEN_ORCA, GSM8K, MBXP)
+
+
+@dataclass(frozen=True)
+class Reference:
+    subset: str  # OpenOrca, GSM8K or MBXP
+    id: str
+    answer: str  # gt_output
+
+
+def load_samples(path: Path, *, limit: int | None = None, max_input_tokens: int | None = None) -> Prompts:
+    frame = read_dataset(path, READ_COLUMNS, WHAT, limit)
+    check_values(frame, "dataset", SUBSETS, path, WHAT)
+    return token_prompts(frame, path, WHAT, max_input_tokens, output_length_column="tok_ref_output_len")
+
+
+def references(path: Path) -> list[Reference]:
+    frame = read_dataset(path, READ_COLUMNS, WHAT)
+    check_values(frame, "dataset", SUBSETS, path, WHAT)
+    columns = zip(frame["dataset"], frame["id"], frame["gt_output"], strict=True)
+    return [Reference(str(subset), str(name), str(answer)) for subset, name, answer in columns]
+
+
+def write_dataset(path: Path, records: list[dict[str, object]]) -> None:
+    write_dataframe(path, records, COLUMNS)

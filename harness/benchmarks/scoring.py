@@ -1,0 +1,47 @@
+"""What the LLM benchmarks' evaluators share around their own metrics: the logged answers of a run,
+checked against the dataset, and accuracy.txt with accuracy.json written beside the log."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from submitter.errors import SubmitterError
+from submitter.evaluation.accuracy_log import LoggedResponse, first_per_sample, read_accuracy_log
+from submitter.evaluation.verdicts import AccuracyReport, MetricVerdict, ScoredResult, judge
+from submitter.fileio import write_text_atomic
+from submitter.rounds.models import BenchmarkRules
+
+
+def logged_answers(accuracy_log: Path, dataset: Path, dataset_size: int) -> list[LoggedResponse]:
+    """Each sample's first answer in log order; an answer to a sample the dataset lacks is an error."""
+    answers = first_per_sample(read_accuracy_log(accuracy_log))
+    if not answers:
+        raise SubmitterError(f"{accuracy_log} holds no responses; repeat the accuracy run")
+    outside = [answer.qsl_idx for answer in answers if not 0 <= answer.qsl_idx < dataset_size]
+    if outside:
+        raise SubmitterError(
+            f"{accuracy_log} answers samples {outside[:5]} that {dataset} ({dataset_size} records) "
+            "does not have; evaluate with the dataset the run used"
+        )
+    return answers
+
+
+def write_report(
+    run_dir: Path,
+    files: tuple[str, ...],
+    result: ScoredResult,
+    benchmark: BenchmarkRules,
+    patterns: Mapping[str, str],
+    trial: bool,
+    extra_verdicts: Sequence[MetricVerdict] = (),
+) -> AccuracyReport:
+    """accuracy.txt and accuracy.json (`files`, in that order); a trial is judged scaled to the dataset.
+    `extra_verdicts`: the evaluator's own, beside the round's targets (e.g. code it could not run)."""
+    scale_to = benchmark.dataset.size if trial else None
+    verdicts = [*judge(result, benchmark.accuracy, patterns, scale_to), *extra_verdicts]
+    report = AccuracyReport(result=result, verdicts=verdicts)
+    accuracy_txt_file, accuracy_json_file = (run_dir / name for name in files)
+    write_text_atomic(accuracy_txt_file, result.accuracy_txt())
+    write_text_atomic(accuracy_json_file, report.model_dump_json(indent=2) + "\n")
+    return report

@@ -1,0 +1,111 @@
+"""Pickled pandas DataFrames: the file format the official LLM references read their datasets from
+(`pd.read_pickle`), and the one `submitter data synth` writes for them.
+
+A pickle may name any Python callable to run while loading. A dataset is data, so this reader lets a
+file build only pandas and numpy objects and plain Python containers; a file that names anything else
+is refused with the name, before it can run.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from submitter.errors import UsageProblem
+from submitter.fileio import write_chunks_atomic
+
+if TYPE_CHECKING:
+    import pandas
+
+# pyarrow: pandas 3 keeps text in Arrow arrays where pyarrow is installed.
+_ALLOWED_MODULE_PREFIXES = ("pandas.", "numpy.", "pyarrow.")
+_ALLOWED_GLOBALS = {
+    ("builtins", name)
+    for name in (
+        "list",
+        "dict",
+        "tuple",
+        "set",
+        "frozenset",
+        "slice",
+        "str",
+        "bytes",
+        "bytearray",
+        "int",
+        "float",
+        "complex",
+        "bool",
+        "object",
+        "range",
+    )
+} | {
+    ("copyreg", "_reconstructor"),
+    ("_codecs", "encode"),
+    ("collections", "OrderedDict"),
+    ("datetime", "datetime"),
+    ("datetime", "date"),
+    ("datetime", "timedelta"),
+    ("datetime", "timezone"),
+}
+
+
+class _DataOnlyUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> object:
+        if module.startswith(_ALLOWED_MODULE_PREFIXES) or module in ("pandas", "numpy", "pyarrow"):
+            return super().find_class(module, name)
+        if (module, name) in _ALLOWED_GLOBALS:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"it asks to run {module}.{name}, which a dataset has no need of")
+
+
+def read_dataframe(path: Path, columns: Sequence[str], what: str) -> pandas.DataFrame:
+    """The DataFrame in `path`, with at least `columns`; every problem is a UsageProblem naming the file.
+
+    `what` names the file for people, e.g. "llama2-70b dataset"."""
+    import pandas
+
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageProblem(
+            f"{what} {path} does not exist; pass --dataset with the reference's .pkl file, "
+            "or make one with `submitter data synth`"
+        ) from None
+    except IsADirectoryError:
+        raise UsageProblem(f"{what} {path} is a directory; name the dataset's .pkl file") from None
+    except PermissionError:
+        raise UsageProblem(f"{what} {path} cannot be read (permission denied); make it readable") from None
+    try:
+        frame = _DataOnlyUnpickler(io.BytesIO(raw)).load()
+    except Exception as exc:  # unpickling raises whatever the stream's opcodes lead to
+        raise UsageProblem(
+            f"{what} {path} is not a pickled pandas DataFrame ({type(exc).__name__}: {exc}); "
+            "download the reference's file again or make one with `submitter data synth`"
+        ) from None
+    if not isinstance(frame, pandas.DataFrame):
+        raise UsageProblem(f"{what} {path} holds a {type(frame).__name__}, not a pandas DataFrame")
+    missing = [column for column in columns if column not in frame.columns]
+    if missing:
+        raise UsageProblem(
+            f"{what} {path} lacks the column(s) {', '.join(missing)} the reference reads "
+            f"(it has {', '.join(map(str, frame.columns))}); this is not the benchmark's dataset"
+        )
+    if frame.empty:
+        raise UsageProblem(f"{what} {path} has no records")
+    return frame
+
+
+def write_dataframe(path: Path, records: Sequence[dict[str, object]], columns: Sequence[str]) -> None:
+    """Records as a pickled DataFrame with `columns` in this order, written atomically."""
+    import pandas
+
+    frame = pandas.DataFrame.from_records(list(records), columns=list(columns))
+    # Text as plain Python objects, as the reference's pickles hold it: pandas 3's string dtype would make
+    # a file that the pandas of the reference's environment cannot read.
+    text_columns = [column for column in frame.columns if isinstance(frame[column].dtype, pandas.StringDtype)]
+    frame = frame.astype(dict.fromkeys(text_columns, object))
+    frame.columns = frame.columns.astype(object)
+    write_chunks_atomic(path, [pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)])
