@@ -65,10 +65,11 @@ class Smoke(BaseModel):
     min_duration_ms: int = Field(default=10_000, ge=0, description="Server and Interactive only")
     server_min_queries: int = Field(default=512, ge=1, description="queries; early stopping needs ~460")
 
-    # The detail-log fields a trial leaves short of the rules by design: its overrides, and an accuracy
-    # run over `samples` records rather than the whole data set.
+    # The detail-log fields a trial leaves short of the rules by design: its overrides (an Offline query of
+    # `samples`, not the data set), and an accuracy run over `samples` records rather than the whole set.
     SHORTENED_FIELDS: ClassVar[frozenset[str]] = frozenset(
         {
+            "effective_samples_per_query",
             "effective_min_duration_ms",
             "effective_min_query_count",
             "effective_performance_sample_count",

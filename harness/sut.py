@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import mlperf_loadgen as lg
@@ -44,9 +44,17 @@ class LoadGenResponder:
     complete a sample without having reported it, the first generated token is reported first.
     """
 
-    def __init__(self, stats: RunStats, streaming: bool) -> None:
+    def __init__(
+        self,
+        stats: RunStats,
+        streaming: bool,
+        finish: Callable[[int, Sequence[int]], Sequence[int]] | None = None,
+    ) -> None:
         self._stats = stats
         self._streaming = streaming
+        # The benchmark's edit of an answer before LoadGen sees it, by dataset index (Prompts.finish).
+        self._finish = finish
+        self._index_of: dict[int, int] = {}
         self._first_sent: set[int] = set()
         self._lock = threading.Lock()
         self.late_first_tokens = 0
@@ -62,7 +70,17 @@ class LoadGenResponder:
         # `payload` stays referenced until FirstTokenComplete returns, and LoadGen copies it before then.
         lg.FirstTokenComplete([lg.QuerySampleResponse(sample_id, address, count * payload.itemsize, count)])
 
+    def expect(self, samples: Sequence[Sample]) -> None:
+        """Note the dataset index of samples about to be issued (only needed to finish their answers)."""
+        if self._finish is not None:
+            with self._lock:
+                self._index_of.update((sample.id, sample.index) for sample in samples)
+
     def complete(self, sample_id: int, token_ids: Sequence[int]) -> None:
+        if self._finish is not None:
+            with self._lock:
+                index = self._index_of.pop(sample_id)
+            token_ids = self._finish(index, token_ids)
         if self._streaming and token_ids:
             with self._lock:
                 missing_first = sample_id not in self._first_sent
@@ -83,6 +101,7 @@ class LoadGenResponder:
             self.failures += 1
             self.first_failure = self.first_failure or reason
             self._first_sent.discard(sample_id)
+            self._index_of.pop(sample_id, None)
         lg.QuerySamplesComplete([lg.QuerySampleResponse(sample_id, 0, 0, 0)])
         self._stats.completed_sample(sample_id, 0)
 
@@ -106,6 +125,7 @@ class SystemUnderTest:
             for query in query_samples
         ]
         self._stats.issued_samples(sample.id for sample in samples)
+        self._responder.expect(samples)
         self._engine.submit(samples, self._responder)
 
     def flush(self) -> None:

@@ -157,7 +157,7 @@ def run(spec: WorkerSpec, result: WorkerResult, kept: _KeptState) -> None:
 
     stats = RunStats()
     library = QuerySampleLibrary(prompts)
-    responder = LoadGenResponder(stats, streaming=spec.engine.streaming)
+    responder = LoadGenResponder(stats, streaming=spec.engine.streaming, finish=prompts.finish)
     sut_handle = SystemUnderTest(engine, library, responder, stats).construct()
     qsl_handle = library.construct()
     output = lg.LogOutputSettings()

@@ -6,6 +6,7 @@ import os
 import socket
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,7 +127,12 @@ def test_allocating_far_more_than_the_memory_limit_fails():
 def test_the_host_loopback_is_unreachable_from_inside(listening_server):
     port, accepted = listening_server
     socket.create_connection(("127.0.0.1", port), timeout=5).close()  # the server does answer on the host
+    # The server's thread records that connection in its own time: wait for it before counting.
+    deadline = time.monotonic() + 5
+    while not accepted and time.monotonic() < deadline:
+        time.sleep(0.01)
     before = len(accepted)
+    assert before == 1
     result = run_sandboxed([PYTHON, "-c", CONNECT, str(port)])
     assert result.network_isolated, result.isolation_note
     assert result.stdout.startswith("blocked"), result.stdout + result.stderr

@@ -3,14 +3,39 @@ checked against the dataset, and accuracy.txt with accuracy.json written beside 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from submitter.errors import SubmitterError
 from submitter.evaluation.accuracy_log import LoggedResponse, first_per_sample, read_accuracy_log
+from submitter.evaluation.detokenize import Detokenizer, load_detokenizer
 from submitter.evaluation.verdicts import AccuracyReport, MetricVerdict, ScoredResult, judge
 from submitter.fileio import write_text_atomic
 from submitter.rounds.models import BenchmarkRules
+
+# What an LLM plug-in's write_accuracy writes beside the log: the checker's input, then the verdicts.
+ACCURACY_FILES = ("accuracy.txt", "accuracy.json")
+ACCURACY_LOG = "mlperf_log_accuracy.json"
+
+
+class Evaluator(Protocol):
+    def __call__(
+        self, accuracy_log: Path, dataset: Path, detokenize: Detokenizer, workers: int | None = None
+    ) -> ScoredResult: ...
+
+
+class AccuracyWriter(Protocol):
+    def __call__(
+        self,
+        run_dir: Path,
+        dataset: Path,
+        tokenizer_dir: Path,
+        benchmark: BenchmarkRules,
+        patterns: Mapping[str, str],
+        workers: int | None = None,
+        trial: bool = False,
+    ) -> AccuracyReport: ...
 
 
 def logged_answers(accuracy_log: Path, dataset: Path, dataset_size: int) -> list[LoggedResponse]:
@@ -45,3 +70,26 @@ def write_report(
     write_text_atomic(accuracy_txt_file, result.accuracy_txt())
     write_text_atomic(accuracy_json_file, report.model_dump_json(indent=2) + "\n")
     return report
+
+
+def accuracy_writer(
+    evaluate: Evaluator, extra_verdicts: Callable[[ScoredResult], Sequence[MetricVerdict]] = lambda _: ()
+) -> AccuracyWriter:
+    """A plug-in's `write_accuracy`: evaluate the run's log with the model's tokenizer, then write
+    accuracy.txt (the checker's input) and accuracy.json beside it."""
+
+    def write_accuracy(
+        run_dir: Path,
+        dataset: Path,
+        tokenizer_dir: Path,
+        benchmark: BenchmarkRules,
+        patterns: Mapping[str, str],
+        workers: int | None = None,
+        trial: bool = False,
+    ) -> AccuracyReport:
+        result = evaluate(run_dir / ACCURACY_LOG, dataset, load_detokenizer(tokenizer_dir), workers)
+        return write_report(
+            run_dir, ACCURACY_FILES, result, benchmark, patterns, trial, extra_verdicts(result)
+        )
+
+    return write_accuracy

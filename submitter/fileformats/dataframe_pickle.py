@@ -21,42 +21,39 @@ if TYPE_CHECKING:
     import pandas
 
 # pyarrow: pandas 3 keeps text in Arrow arrays where pyarrow is installed.
-_ALLOWED_MODULE_PREFIXES = ("pandas.", "numpy.", "pyarrow.")
-_ALLOWED_GLOBALS = {
+# A pickle names each callable it needs by module and name. A DataFrame needs a few constructors of
+# pandas, numpy and (pandas 3's Arrow text) pyarrow; only those names are allowed, since those libraries
+# also hold functions that run code or read other files (numpy's testing `runstring`, `pandas.read_pickle`).
+# The modules vary by version (numpy.core / numpy._core, pandas internals), the names do not.
+_LIBRARIES = ("pandas", "numpy", "pyarrow")
+_CONSTRUCTORS = frozenset(
+    {
+        # numpy arrays and scalars
+        "_reconstruct", "_frombuffer", "scalar", "ndarray", "dtype",
+        # pandas frames, indexes, block managers and text arrays (pandas 1.x to 3.x)
+        "DataFrame", "Series", "Index", "RangeIndex", "Int64Index", "_new_Index", "BlockManager",
+        "SingleBlockManager", "_unpickle_block", "new_block", "BlockPlacement", "Block", "ObjectBlock",
+        "IntBlock", "FloatBlock", "NumericBlock", "StringDtype", "StringArray", "ArrowStringArray",
+        "ArrowDtype", "NA", "__pyx_unpickle_NDArrayBacked",
+        # pyarrow arrays (pandas 3 keeps text in them where pyarrow is installed)
+        "_restore_array", "py_buffer", "type_for_alias",
+    }
+)  # fmt: skip
+_PLAIN_GLOBALS = {
     ("builtins", name)
-    for name in (
-        "list",
-        "dict",
-        "tuple",
-        "set",
-        "frozenset",
-        "slice",
-        "str",
-        "bytes",
-        "bytearray",
-        "int",
-        "float",
-        "complex",
-        "bool",
-        "object",
-        "range",
-    )
-} | {
-    ("copyreg", "_reconstructor"),
-    ("_codecs", "encode"),
-    ("collections", "OrderedDict"),
-    ("datetime", "datetime"),
-    ("datetime", "date"),
-    ("datetime", "timedelta"),
-    ("datetime", "timezone"),
-}
+    for name in ("list", "dict", "tuple", "set", "frozenset", "slice", "str", "bytes", "bytearray", "int",
+                 "float", "complex", "bool", "object", "range")
+} | {("copyreg", "_reconstructor"), ("_codecs", "encode"), ("collections", "OrderedDict")}  # fmt: skip
+
+
+_PYTHON2_NAMES = {"__builtin__": "builtins", "copy_reg": "copyreg"}
 
 
 class _DataOnlyUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> object:
-        if module.startswith(_ALLOWED_MODULE_PREFIXES) or module in ("pandas", "numpy", "pyarrow"):
-            return super().find_class(module, name)
-        if (module, name) in _ALLOWED_GLOBALS:
+        library = module.partition(".")[0]
+        python3_module = _PYTHON2_NAMES.get(module, module)  # protocols 0-2 write Python 2's names
+        if (library in _LIBRARIES and name in _CONSTRUCTORS) or (python3_module, name) in _PLAIN_GLOBALS:
             return super().find_class(module, name)
         raise pickle.UnpicklingError(f"it asks to run {module}.{name}, which a dataset has no need of")
 

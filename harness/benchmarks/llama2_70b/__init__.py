@@ -6,9 +6,10 @@ records in that format with the real lengths, and a demo model), `accuracy` (the
 into accuracy.txt).
 """
 
-from harness.benchmarks.llama2_70b.accuracy import ACCURACY_FILES, write_accuracy
+from harness.benchmarks.llama2_70b.accuracy import write_accuracy
 from harness.benchmarks.llama2_70b.dataset import DATASET_SUFFIX, load_samples, write_dataset
 from harness.benchmarks.llama2_70b.synthetic import synthesize_records, write_demo_model
+from harness.benchmarks.scoring import ACCURACY_FILES
 
 __all__ = [
     "ACCURACY_FILES",

@@ -10,19 +10,15 @@ ROUGE and tokens_per_sample patterns read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from harness.benchmarks.llama2_70b.dataset import reference_answers
-from harness.benchmarks.scoring import logged_answers, write_report
-from submitter.evaluation.detokenize import Detokenizer, load_detokenizer
+from harness.benchmarks.scoring import accuracy_writer, logged_answers
+from submitter.evaluation.detokenize import Detokenizer
 from submitter.evaluation.rouge import ROUGE_TYPES, score_samples
-from submitter.evaluation.verdicts import AccuracyReport, ScoredResult
-from submitter.rounds.models import BenchmarkRules
-
-ACCURACY_FILES = ("accuracy.txt", "accuracy.json")
+from submitter.evaluation.verdicts import ScoredResult
 
 
 class AccuracyResult(ScoredResult):
@@ -62,16 +58,4 @@ def evaluate(
     )
 
 
-def write_accuracy(
-    run_dir: Path,
-    dataset: Path,
-    tokenizer_dir: Path,
-    benchmark: BenchmarkRules,
-    patterns: Mapping[str, str],
-    workers: int | None = None,
-    trial: bool = False,
-) -> AccuracyReport:
-    """Evaluate a run's accuracy log; accuracy.txt (the checker's input) and accuracy.json go beside it."""
-    detokenize = load_detokenizer(tokenizer_dir)
-    result = evaluate(run_dir / "mlperf_log_accuracy.json", dataset, detokenize, workers)
-    return write_report(run_dir, ACCURACY_FILES, result, benchmark, patterns, trial)
+write_accuracy = accuracy_writer(evaluate)

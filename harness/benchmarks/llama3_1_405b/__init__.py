@@ -5,9 +5,10 @@ Modules: `dataset` (the reference's pickled DataFrame), `metrics` (the three per
 `synthetic` (stand-in records and a demo model), `accuracy` (the reference's evaluation into accuracy.txt).
 """
 
-from harness.benchmarks.llama3_1_405b.accuracy import ACCURACY_FILES, write_accuracy
+from harness.benchmarks.llama3_1_405b.accuracy import write_accuracy
 from harness.benchmarks.llama3_1_405b.dataset import DATASET_SUFFIX, load_samples, write_dataset
 from harness.benchmarks.llama3_1_405b.synthetic import synthesize_records, write_demo_model
+from harness.benchmarks.scoring import ACCURACY_FILES
 
 __all__ = [
     "ACCURACY_FILES",

@@ -11,7 +11,7 @@ gen_tok_len every token the answers carried, tokens_per_sample their ratio to on
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -20,13 +20,11 @@ from pydantic import BaseModel
 
 from harness.benchmarks.llama3_1_405b.dataset import references
 from harness.benchmarks.llama3_1_405b.metrics import METRICS, REPORTED_AS
-from harness.benchmarks.scoring import logged_answers, write_report
-from submitter.evaluation.detokenize import Detokenizer, load_detokenizer
+from harness.benchmarks.scoring import accuracy_writer, logged_answers
+from submitter.evaluation.detokenize import Detokenizer
 from submitter.evaluation.sentences import one_sentence_per_line
-from submitter.evaluation.verdicts import AccuracyReport, ScoredResult
-from submitter.rounds.models import BenchmarkRules
+from submitter.evaluation.verdicts import ScoredResult
 
-ACCURACY_FILES = ("accuracy.txt", "accuracy.json")
 _CHUNK = 64
 
 
@@ -94,14 +92,14 @@ def evaluate(
         for text, answer, metric in zip(texts, answers, metrics, strict=True)
     ]
     rows = score(items, workers)
-    by_key: dict[str, list[float]] = {}
+    scores = [value for _, value in rows]
+    keys = [REPORTED_AS[metric] for metric in metrics]
     by_metric: dict[str, list[float]] = {}
-    for metric, (_, value) in zip(metrics, rows, strict=True):
-        by_key.setdefault(REPORTED_AS[metric], []).append(value)
+    for metric, value in zip(metrics, scores, strict=True):
         by_metric.setdefault(metric, []).append(value)
     generated_tokens = sum(len(answer.token_ids) for answer in answers)
     return AccuracyResult(
-        **{key: _mean(values) for key, values in by_key.items()},
+        **{key: column_mean(scores, [row_key == key for row_key in keys]) for key in dict.fromkeys(keys)},
         gen_len=sum(length for length, _ in rows),
         gen_num=len(answers),
         gen_tok_len=generated_tokens,
@@ -113,21 +111,16 @@ def evaluate(
     )
 
 
+def column_mean(scores: list[float], present: list[bool]) -> float:
+    """The mean of one key's scores as the reference's pandas `describe()` takes it: over the column of
+    every sample, the other metrics' rows counted as 0 in numpy's pairwise sum (so the additions group as
+    there, to the last digit), divided by the samples that have the key."""
+    column = np.where(present, np.asarray(scores, dtype=np.float64), 0.0)
+    return float(column.sum() / sum(present))
+
+
 def _mean(values: list[float]) -> float:
-    # numpy's pairwise sum, as the reference's pandas mean takes it
-    return float(np.mean(np.asarray(values, dtype=np.float64)))
+    return column_mean(values, [True] * len(values))
 
 
-def write_accuracy(
-    run_dir: Path,
-    dataset: Path,
-    tokenizer_dir: Path,
-    benchmark: BenchmarkRules,
-    patterns: Mapping[str, str],
-    workers: int | None = None,
-    trial: bool = False,
-) -> AccuracyReport:
-    """Evaluate a run's accuracy log; accuracy.txt (the checker's input) and accuracy.json go beside it."""
-    detokenize = load_detokenizer(tokenizer_dir)
-    result = evaluate(run_dir / "mlperf_log_accuracy.json", dataset, detokenize, workers)
-    return write_report(run_dir, ACCURACY_FILES, result, benchmark, patterns, trial)
+write_accuracy = accuracy_writer(evaluate)

@@ -9,20 +9,15 @@ accuracy.txt prints them in the line the checker parses, with gen_len as a plain
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
-from harness.benchmarks.scoring import logged_answers, write_report
+from harness.benchmarks.scoring import accuracy_writer, logged_answers
 from submitter.errors import UsageProblem
-from submitter.evaluation.detokenize import Detokenizer, load_detokenizer
+from submitter.evaluation.detokenize import Detokenizer
 from submitter.evaluation.rouge import ROUGE_TYPES, score_samples
-from submitter.evaluation.verdicts import AccuracyReport, ScoredResult
-from submitter.rounds.models import BenchmarkRules
-
-# What write_accuracy writes into the run directory: the checker's input, and the verdicts.
-ACCURACY_FILES = ("accuracy.txt", "accuracy.json")
+from submitter.evaluation.verdicts import ScoredResult
 
 
 class AccuracyResult(ScoredResult):
@@ -74,15 +69,4 @@ def evaluate(
     return AccuracyResult(**means, gen_len=sum(scores.prediction_lengths), gen_num=len(responses))
 
 
-def write_accuracy(
-    run_dir: Path,
-    dataset: Path,
-    tokenizer_dir: Path,
-    benchmark: BenchmarkRules,
-    patterns: Mapping[str, str],
-    workers: int | None = None,
-    trial: bool = False,
-) -> AccuracyReport:
-    """Evaluate a run's accuracy log; accuracy.txt (the checker's input) and accuracy.json go beside it."""
-    result = evaluate(run_dir / "mlperf_log_accuracy.json", dataset, load_detokenizer(tokenizer_dir), workers)
-    return write_report(run_dir, ACCURACY_FILES, result, benchmark, patterns, trial)
+write_accuracy = accuracy_writer(evaluate)

@@ -5,9 +5,10 @@ Modules: `dataset` (the reference's pickled DataFrame), `gsm8k` and `mbxp` (thei
 (stand-in records and a demo model), `accuracy` (the reference's evaluation into accuracy.txt).
 """
 
-from harness.benchmarks.mixtral_8x7b.accuracy import ACCURACY_FILES, write_accuracy
+from harness.benchmarks.mixtral_8x7b.accuracy import write_accuracy
 from harness.benchmarks.mixtral_8x7b.dataset import DATASET_SUFFIX, load_samples, write_dataset
 from harness.benchmarks.mixtral_8x7b.synthetic import synthesize_records, write_demo_model
+from harness.benchmarks.scoring import ACCURACY_FILES
 
 __all__ = [
     "ACCURACY_FILES",

@@ -13,7 +13,6 @@ run fails a verdict for it, rather than reporting a score the reference would no
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -21,15 +20,12 @@ from pydantic import BaseModel
 
 from harness.benchmarks.mixtral_8x7b import gsm8k
 from harness.benchmarks.mixtral_8x7b.dataset import GSM8K, OPEN_ORCA, references
-from harness.benchmarks.mixtral_8x7b.mbxp import MbxpResult, problem_from_sample, score_mbxp
-from harness.benchmarks.scoring import logged_answers, write_report
+from harness.benchmarks.mixtral_8x7b.mbxp import DEFAULT_WORKERS, MbxpResult, problem_from_sample, score_mbxp
+from harness.benchmarks.scoring import accuracy_writer, logged_answers
 from submitter.evaluation.accuracy_log import read_accuracy_log
-from submitter.evaluation.detokenize import Detokenizer, load_detokenizer
+from submitter.evaluation.detokenize import Detokenizer
 from submitter.evaluation.rouge import ROUGE_TYPES, score_samples
-from submitter.evaluation.verdicts import AccuracyReport, MetricVerdict, ScoredResult
-from submitter.rounds.models import BenchmarkRules
-
-ACCURACY_FILES = ("accuracy.txt", "accuracy.json")
+from submitter.evaluation.verdicts import MetricVerdict, ScoredResult
 
 
 class MbxpSummary(BaseModel):
@@ -63,7 +59,7 @@ class AccuracyResult(ScoredResult):
     rougeL: float | None = None
     rougeLsum: float | None = None
     gsm8k: float
-    mbxp: float
+    mbxp: float | int  # the reference's int 0 when the run answered no MBXP sample
     gen_len: int
     gen_num: int
     gen_tok_len: int
@@ -105,13 +101,13 @@ def evaluate(
     gsm8k_score = gsm8k.accuracy([text for text, _ in math], [truth[i].answer for _, i in math])
 
     code = [problem_from_sample(truth[i].id, text, truth[i].answer) for text, i in by_subset.get("MBXP", [])]
-    mbxp = score_mbxp(code, workers=workers or 2) if code else None
+    mbxp = score_mbxp(code, workers=workers or DEFAULT_WORKERS) if code else None
 
     generated_tokens = sum(len(answer.token_ids) for answer in answers)
     return AccuracyResult(
         **rouge,
         gsm8k=gsm8k_score,
-        mbxp=mbxp.score if mbxp else 0.0,
+        mbxp=mbxp.score if mbxp else 0,
         gen_len=open_orca_characters,
         gen_num=logged_entries,
         gen_tok_len=generated_tokens,
@@ -120,8 +116,9 @@ def evaluate(
     )
 
 
-def toolchain_verdicts(result: AccuracyResult) -> list[MetricVerdict]:
+def toolchain_verdicts(result: ScoredResult) -> list[MetricVerdict]:
     """A failing verdict when MBXP problems went unscored for want of a toolchain here."""
+    assert isinstance(result, AccuracyResult)
     missing = result.mbxp_details.missing_toolchains if result.mbxp_details else {}
     if not missing:
         return []
@@ -136,18 +133,4 @@ def toolchain_verdicts(result: AccuracyResult) -> list[MetricVerdict]:
     ]
 
 
-def write_accuracy(
-    run_dir: Path,
-    dataset: Path,
-    tokenizer_dir: Path,
-    benchmark: BenchmarkRules,
-    patterns: Mapping[str, str],
-    workers: int | None = None,
-    trial: bool = False,
-) -> AccuracyReport:
-    """Evaluate a run's accuracy log; accuracy.txt (the checker's input) and accuracy.json go beside it."""
-    detokenize = load_detokenizer(tokenizer_dir)
-    result = evaluate(run_dir / "mlperf_log_accuracy.json", dataset, detokenize, workers)
-    return write_report(
-        run_dir, ACCURACY_FILES, result, benchmark, patterns, trial, toolchain_verdicts(result)
-    )
+write_accuracy = accuracy_writer(evaluate, toolchain_verdicts)

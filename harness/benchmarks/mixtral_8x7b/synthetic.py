@@ -85,9 +85,17 @@ class _Problem:
                 for n, (x, y) in enumerate(cases)
             )
             return f"\nint main(int argc, char* argv[]) {{\n{body}    return 0;\n}}\n"
-        return "".join(  # javascript and typescript
-            f'\nif ({name}({x}) !== {y}) {{\n    throw new Error("Exception --- test case {n} failed to '
-            f'pass");\n}}\n'
+        if self.language == "typescript":
+            # The MBXP shape: node's assert imported (tsc, without node's types, exits 2: "compiled").
+            checks = "".join(
+                f"\nlet actual_{n} = {name}({x});\nlet expected_{n} = {y};\n"
+                f'assert.deepEqual(actual_{n}, expected_{n}, "Exception --- test case {n} failed to pass");\n'
+                for n, (x, y) in enumerate(cases)
+            )
+            return f"\nimport * as assert from 'assert'\n{checks}"
+        return "".join(  # javascript
+            f"\nif ({name}({x}) !== {y}) {{\n"
+            f'    throw new Error("Exception --- test case {n} failed to pass");\n}}\n'
             for n, (x, y) in enumerate(cases)
         )
 

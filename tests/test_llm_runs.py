@@ -1,0 +1,105 @@
+"""llama2-70b, mixtral-8x7b and llama3.1-405b end to end on the CPU, as a user runs them: `data synth`
+with a demo model, `run-all --round R --benchmark B --smoke` on the demo system (the synthetic engine under
+the real LoadGen, every mode with TEST06 verified and accuracy scored), then `stage` of a closed tree that
+`check` fails only on the rules the --smoke trials break on purpose."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from harness.loadgen_settings import Smoke
+from submitter.systems.catalog import descriptor_path
+
+# What the trial runs leave short by design, as `submitter check` names it.
+TRIAL_RULES = {"ACC-DATASET", "PERF-SAMPLE-COUNT", "PERF-MIN-DURATION", "PERF-MIN-QUERIES"}
+MODES = ("TEST06", "accuracy", "performance")
+
+OFFLINE_ONLY = ("--scenario", "Offline")
+CASES = [
+    # benchmark, round, the dataset and model the demo descriptor names, run-all's scenario options; a
+    # run of every scenario is staged and checked (405b's long prompts make its full matrix 8 minutes,
+    # so it runs Offline here; bench/RESULTS.md has its staged tree beside the official checker's verdict)
+    ("llama2-70b-99", "v6.0", "demo-data/openorca_synthetic.pkl", "demo-data/llama2-70b-model", ()),
+    (
+        "llama2-70b-99.9",
+        "v6.1",
+        "demo-data/openorca_synthetic.pkl",
+        "demo-data/llama2-70b-model",
+        OFFLINE_ONLY,
+    ),
+    ("mixtral-8x7b", "v6.0", "demo-data/mixtral_synthetic.pkl", "demo-data/mixtral-8x7b-model", ()),
+    (
+        "llama3.1-405b",
+        "v6.0",
+        "demo-data/llama3.1-405b_synthetic.pkl",
+        "demo-data/llama3.1-405b-model",
+        OFFLINE_ONLY,
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def round_loadgens(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """v6.0's LoadGen installed beside the pinned one, as `submitter rounds install-loadgen` does."""
+    folder = tmp_path_factory.mktemp("loadgen")
+    environment = {"SUBMITTER_LOADGEN_DIR": str(folder)}
+    done = run_cli("rounds", "install-loadgen", "v6.0", cwd=folder, env=environment)
+    assert done.returncode == 0, done.stderr
+    return environment
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("benchmark", "round_name", "dataset", "model", "scenarios"), CASES)
+def test_synth_run_all_stage_and_check(
+    benchmark: str,
+    round_name: str,
+    dataset: str,
+    model: str,
+    scenarios: tuple[str, ...],
+    round_loadgens: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "demo-data").mkdir()
+    synth = run_cli(
+        "data", "synth", "--benchmark", benchmark, "--round", round_name, "--samples", "300",
+        "--out", dataset, "--demo-model", model, cwd=tmp_path,
+    )  # fmt: skip
+    assert synth.returncode == 0, synth.stderr
+    run = run_cli(
+        "run-all", "--system", "demo_cpu", "--round", round_name, "--benchmark", benchmark, "--smoke",
+        *scenarios, "--json", cwd=tmp_path, env=round_loadgens,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    outcome = json.loads(run.stdout)
+    assert outcome["valid"]
+    steps = {entry["step"]: entry for entry in outcome["runs"]}
+    demo = json.loads(descriptor_path("demo_cpu").read_text())
+    planned = ("Offline",) if scenarios else tuple(demo["benchmarks"][benchmark]["scenarios"])
+    assert set(steps) == {f"{benchmark}/{scenario}/{mode}" for scenario in planned for mode in MODES}
+    accuracy_dir = tmp_path / steps[f"{benchmark}/Offline/accuracy"]["run_dir"]
+    verdicts = json.loads((accuracy_dir / "accuracy.json").read_text())["verdicts"]
+    assert verdicts and all(verdict["passed"] for verdict in verdicts), verdicts
+    record = json.loads((accuracy_dir / "run.json").read_text())
+    assert record["round"] == round_name and record["dataset"]["samples"] == Smoke().samples
+
+    if scenarios:
+        return  # a partial matrix is no submission to stage
+    # A closed-division copy of the demo descriptor: the check then judges accuracy targets and TEST06.
+    systems = tmp_path / "systems"
+    systems.mkdir()
+    demo["system"]["division"] = "closed"
+    (systems / "demo_cpu.json").write_text(json.dumps(demo))
+    stage = run_cli(
+        "stage", "--system", "demo_cpu", "--round", round_name, "--benchmark", benchmark,
+        "--allow-not-submittable", "--allow-trials", "--out", "tree", cwd=tmp_path,
+        env={"SUBMITTER_SYSTEMS_PATH": str(systems)},
+    )  # fmt: skip
+    assert stage.returncode == 1, stage.stderr  # the trials fall short on purpose
+    check = run_cli("check", "tree", "--round", round_name, "--json", cwd=tmp_path)
+    findings = json.loads(check.stdout)["findings"]
+    errors = {finding["rule"] for finding in findings if finding["severity"] == "error"}
+    assert errors and errors <= TRIAL_RULES, findings
