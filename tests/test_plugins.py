@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import sys
 import types
+from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from compliance.registry import audit_config_path, audit_test, available_audits
 from harness.benchmarks.registry import benchmark_plugin, load_plugin
@@ -71,3 +73,26 @@ def test_backend_records_name_importable_engines():
     assert {"vllm", "vllm-async", "openai", "synthetic"} == set(BACKENDS)
     with pytest.raises(ValueError, match="unknown backend 'trt'; known: vllm, vllm-async, openai, synthetic"):
         backend_info("trt")
+
+
+def test_data_synth_writes_the_references_format_and_names_it(tmp_path: Path) -> None:
+    wrong = run_cli(
+        "data", "synth", "--benchmark", "mixtral-8x7b", "--round", "v6.0", "--samples", "6",
+        "--out", "mixtral.json", cwd=tmp_path,
+    )  # fmt: skip
+    assert wrong.returncode == 2
+    assert "mixtral-8x7b's dataset is a .pkl file" in wrong.stderr and "name it mixtral.pkl" in wrong.stderr
+    assert not (tmp_path / "mixtral.json").exists()
+    right = run_cli(
+        "data", "synth", "--benchmark", "mixtral-8x7b", "--round", "v6.0", "--samples", "6",
+        "--out", "mixtral.pkl", cwd=tmp_path,
+    )  # fmt: skip
+    assert right.returncode == 0, right.stderr
+    assert (
+        len(
+            load_plugin("mixtral_8x7b").load_samples(
+                tmp_path / "mixtral.pkl", limit=None, max_input_tokens=None
+            )
+        )
+        == 6
+    )

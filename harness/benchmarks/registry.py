@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Protocol, cast
 
+from harness.benchmarks.scoring import AccuracyWriter
 from harness.prompts import Prompts
 from submitter.errors import UsageProblem
-from submitter.evaluation.verdicts import AccuracyReport
 from submitter.rounds.models import BenchmarkRules, GenerationRules
 
 
@@ -40,18 +39,9 @@ class BenchmarkPlugin(Protocol):
         """A tokenizer and the synthetic engine's answers to `records`, scoring as passing."""
         ...
 
-    def write_accuracy(
-        self,
-        run_dir: Path,
-        dataset: Path,
-        tokenizer_dir: Path,
-        benchmark: BenchmarkRules,
-        patterns: Mapping[str, str],
-        workers: int | None = None,
-        trial: bool = False,
-    ) -> AccuracyReport:
-        """Score a run's accuracy log as the reference does; writes ACCURACY_FILES beside it."""
-        ...
+    # Score a run's accuracy log as the reference does; writes ACCURACY_FILES beside it
+    # (`scoring.accuracy_writer` makes one from the benchmark's evaluator).
+    write_accuracy: AccuracyWriter
 
 
 _REQUIRED = (

@@ -48,6 +48,11 @@ def synth(
     ensure_writable(out)
     if demo_model is not None:
         ensure_writable(demo_model, folder=True)
+    if out.suffix != plugin.DATASET_SUFFIX:
+        raise UsageProblem(
+            f"--out {out}: {benchmark}'s dataset is a {plugin.DATASET_SUFFIX} file in its reference's "
+            f"format; name it {out.with_suffix(plugin.DATASET_SUFFIX).name}"
+        )
     count = samples or rules.dataset.size
     records = plugin.synthesize_records(count, rules.generation, seed)
     plugin.write_dataset(out, records)
