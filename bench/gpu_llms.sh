@@ -3,7 +3,9 @@
 # layers: the whole model needs eight GPUs), synthetic data with each benchmark's length profile, short
 # (--smoke) runs of Offline (and Server) in every mode through `submitter run-all`, round v6.0.
 # Run from the checkout on the host after vLLM is in /tmp/site and the round's LoadGen wheel is carried
-# in .stage/loadgen:   bash bench/gpu_llms.sh BENCHMARK
+# in .stage/loadgen (here: pip download --no-deps --only-binary :all: --python-version 3.12
+# --platform manylinux_2_28_x86_64 -d .stage/loadgen mlcommons-loadgen==6.0.15):
+#   bash bench/gpu_llms.sh BENCHMARK [more run-all options, e.g. --scenario Offline]
 set -uo pipefail
 benchmark=$1; shift
 export RESULTS=/tmp/gpu-llms
