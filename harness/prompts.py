@@ -11,9 +11,11 @@ answer before LoadGen sees it (mixtral-8x7b strips trailing EOS and cuts code at
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from submitter.errors import UsageProblem
 
 
 @dataclass(frozen=True)
@@ -29,3 +31,31 @@ class Prompts:
     @property
     def mean_length(self) -> float:
         return sum(map(len, self.token_ids)) / len(self.token_ids) if self.token_ids else 0.0
+
+
+def prompt_token_ids(
+    prompts: Iterable[object], where: str, max_input_tokens: int | None, column: str = "tok_input"
+) -> tuple[array, ...]:
+    """Each record's prompt ids as int32, checked: a non-empty list of token ids (numpy integers from a
+    pickle included), no longer than the benchmark allows; a problem names `where` ("dataset X") and
+    the record."""
+    token_ids = []
+    for number, ids in enumerate(prompts):
+        if not isinstance(ids, list | tuple) and hasattr(ids, "tolist"):
+            ids = ids.tolist()  # a numpy array
+        if not isinstance(ids, list | tuple) or not ids or not all(map(_is_token_id, ids)):
+            raise UsageProblem(
+                f"{where}, record {number}: {column} must be a non-empty list of token ids; "
+                "the harness sends prompts as token ids, so the file must carry them"
+            )
+        if max_input_tokens is not None and len(ids) > max_input_tokens:
+            raise UsageProblem(
+                f"{where}, record {number}: the prompt has {len(ids)} tokens, more than the "
+                f"benchmark's {max_input_tokens}; this is not the benchmark's dataset"
+            )
+        token_ids.append(array("i", ids))
+    return tuple(token_ids)
+
+
+def _is_token_id(value: object) -> bool:
+    return hasattr(value, "__index__") and not isinstance(value, bool) and value.__index__() >= 0  # type: ignore[attr-defined]

@@ -48,7 +48,8 @@ def write_dummy_model(
     marker = {
         "benchmark": benchmark,
         "note": "no weights: vLLM builds this architecture with random weights",
-        "layers": f"{config['num_hidden_layers']} of {full_depth}",
+        "layers": config["num_hidden_layers"],
+        "model_layers": full_depth,
         "weights": "fp8 checkpoint" if fp8 else config.get("torch_dtype"),
     }
     write_text_atomic(directory / DUMMY_MARKER, json.dumps(marker, indent=2) + "\n")
@@ -61,7 +62,9 @@ def dummy_description(model_dir: Path) -> str:
         marker = json.loads((model_dir / DUMMY_MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         marker = {}
-    layers = marker.get("layers") if isinstance(marker, dict) else None
-    depth = str(layers).split(" of ") if layers else []
-    fewer = len(depth) == 2 and depth[0] != depth[1]
-    return f"dummy (random) weights, {layers} layers" if fewer else "dummy (random) weights"
+    if not isinstance(marker, dict):
+        marker = {}
+    layers, model_layers = marker.get("layers"), marker.get("model_layers")
+    if isinstance(layers, int) and isinstance(model_layers, int) and layers < model_layers:
+        return f"dummy (random) weights, {layers} of {model_layers} layers"
+    return "dummy (random) weights"

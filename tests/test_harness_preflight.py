@@ -199,3 +199,16 @@ def test_replicas_are_placed_within_the_gpus_the_run_was_given(monkeypatch: pyte
     assert [ReplicatedEngine(spec, create_engine, on_gpus=True)._devices(r) for r in (0, 1)] == ["0,1", "2,3"]
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")
     assert [ReplicatedEngine(spec, create_engine, on_gpus=True)._devices(r) for r in (0, 1)] == ["4,5", "6,7"]
+
+
+def test_a_shallower_dummy_model_says_so_in_what_the_run_records(tmp_path: Path) -> None:
+    from harness.stand_in_models import dummy_description, write_dummy_model
+
+    shallow = write_dummy_model(tmp_path / "shallow", "llama3.1-405b", fp8=True, layers=16)
+    config = json.loads((shallow / "config.json").read_text())
+    assert config["num_hidden_layers"] == 16 and config["quantization_config"]["quant_method"] == "fp8"
+    assert dummy_description(shallow) == "dummy (random) weights, 16 of 126 layers"
+    whole = write_dummy_model(tmp_path / "whole", "llama2-70b-99")  # the -99 variant's architecture
+    assert dummy_description(whole) == "dummy (random) weights"
+    with pytest.raises(UsageProblem, match="--layers must be between 1 and 126"):
+        write_dummy_model(tmp_path / "deeper", "llama3.1-405b", layers=127)

@@ -40,7 +40,14 @@ class AccuracyWriter(Protocol):
 
 def logged_answers(accuracy_log: Path, dataset: Path, dataset_size: int) -> list[LoggedResponse]:
     """Each sample's first answer in log order; an answer to a sample the dataset lacks is an error."""
-    answers = first_per_sample(read_accuracy_log(accuracy_log))
+    return first_answers(read_accuracy_log(accuracy_log), accuracy_log, dataset, dataset_size)
+
+
+def first_answers(
+    entries: list[LoggedResponse], accuracy_log: Path, dataset: Path, dataset_size: int
+) -> list[LoggedResponse]:
+    """`logged_answers` of entries already read from `accuracy_log` (for evaluators that count them all)."""
+    answers = first_per_sample(entries)
     if not answers:
         raise SubmitterError(f"{accuracy_log} holds no responses; repeat the accuracy run")
     outside = [answer.qsl_idx for answer in answers if not 0 <= answer.qsl_idx < dataset_size]

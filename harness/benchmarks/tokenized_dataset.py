@@ -7,12 +7,11 @@ the ids the dataset holds: never decoded and re-encoded.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.prompts import Prompts
+from harness.prompts import Prompts, prompt_token_ids
 from submitter.errors import UsageProblem
 from submitter.fileformats.dataframe_pickle import read_dataframe
 
@@ -47,26 +46,8 @@ def token_prompts(
     output_length_column: str | None = None,
 ) -> Prompts:
     """Each record's `tok_input` as a prompt, and its reference answer's length when the file has one."""
-    token_ids: list[array] = []
-    for number, ids in enumerate(frame[PROMPT_COLUMN]):
-        ids = list(ids) if not isinstance(ids, list) and hasattr(ids, "__iter__") else ids
-        if not isinstance(ids, list) or not ids or not all(_is_token_id(i) for i in ids):
-            raise UsageProblem(
-                f"{what} {path}, record {number}: {PROMPT_COLUMN} must be a non-empty list of token ids; "
-                "the harness sends prompts as token ids, so the file must carry them"
-            )
-        if max_input_tokens is not None and len(ids) > max_input_tokens:
-            raise UsageProblem(
-                f"{what} {path}, record {number}: the prompt has {len(ids)} tokens, more than the "
-                f"benchmark's {max_input_tokens}; this is not the benchmark's dataset"
-            )
-        token_ids.append(array("i", ids))
+    token_ids = prompt_token_ids(frame[PROMPT_COLUMN], f"{what} {path}", max_input_tokens, PROMPT_COLUMN)
     output_lengths = None
     if output_length_column is not None and output_length_column in frame.columns:
         output_lengths = tuple(int(length) for length in frame[output_length_column])
-    return Prompts(path, tuple(token_ids), output_lengths)
-
-
-def _is_token_id(value: object) -> bool:
-    # Lists read from pickles may hold numpy integers.
-    return hasattr(value, "__index__") and not isinstance(value, bool) and int(value) >= 0  # type: ignore[call-overload]
+    return Prompts(path, token_ids, output_lengths)

@@ -9,11 +9,10 @@ token ids the dataset holds: they are never decoded and re-encoded. Each is kept
 from __future__ import annotations
 
 import json
-from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from harness.prompts import Prompts
+from harness.prompts import Prompts, prompt_token_ids
 from submitter.errors import UsageProblem
 from submitter.fileio import write_chunks_atomic
 
@@ -43,21 +42,8 @@ def load_prompts(path: Path, *, limit: int | None = None, max_input_tokens: int 
     if not isinstance(records, list) or not records:
         raise UsageProblem(f"dataset {path} must be a non-empty JSON array of records with tok_input")
     selected = records if limit is None else records[:limit]
-    token_ids: list[array] = []
-    for number, record in enumerate(selected):
-        ids = record.get("tok_input") if isinstance(record, dict) else None
-        if not isinstance(ids, list) or len(ids) == 0 or not all(type(i) is int and i >= 0 for i in ids):
-            raise UsageProblem(
-                f"dataset {path}, record {number}: tok_input must be a non-empty list of token ids; "
-                "the harness sends prompts as token ids, so the file must carry them"
-            )
-        if max_input_tokens is not None and len(ids) > max_input_tokens:
-            raise UsageProblem(
-                f"dataset {path}, record {number}: the prompt has {len(ids)} tokens, more than the "
-                f"benchmark's {max_input_tokens}; this is not the benchmark's dataset"
-            )
-        token_ids.append(array("i", ids))
-    return Prompts(path, tuple(token_ids))
+    prompts = (record.get("tok_input") if isinstance(record, dict) else None for record in selected)
+    return Prompts(path, prompt_token_ids(prompts, f"dataset {path}", max_input_tokens))
 
 
 def json_array_chunks(records: Sequence[object]) -> Iterator[bytes]:

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from harness.benchmarks.mixtral_8x7b import gsm8k
 from harness.benchmarks.mixtral_8x7b.dataset import GSM8K, OPEN_ORCA, references
 from harness.benchmarks.mixtral_8x7b.mbxp import DEFAULT_WORKERS, MbxpResult, problem_from_sample, score_mbxp
-from harness.benchmarks.scoring import accuracy_writer, logged_answers
+from harness.benchmarks.scoring import accuracy_writer, first_answers
 from submitter.evaluation.accuracy_log import read_accuracy_log
 from submitter.evaluation.detokenize import Detokenizer
 from submitter.evaluation.rouge import ROUGE_TYPES, score_samples
@@ -80,8 +80,9 @@ def evaluate(
     accuracy_log: Path, dataset: Path, detokenize: Detokenizer, workers: int | None = None
 ) -> AccuracyResult:
     truth = references(dataset)
-    logged_entries = len(read_accuracy_log(accuracy_log))
-    answers = logged_answers(accuracy_log, dataset, len(truth))
+    entries = read_accuracy_log(accuracy_log)  # gen_num counts them all, repeats included
+    logged_entries = len(entries)
+    answers = first_answers(entries, accuracy_log, dataset, len(truth))
     texts = detokenize([answer.token_ids for answer in answers])
     by_subset: dict[str, list[tuple[str, int]]] = {}
     for text, answer in zip(texts, answers, strict=True):
