@@ -30,6 +30,11 @@ class AuditContext:
     # The benchmark's evaluation of an accuracy log, whose accuracy.txt audits that score accuracy read;
     # None when the model has no tokenizer to decode with.
     accuracy_report: Callable[[Path], ScoredResult] | None = None
+    # The newest completed run of a mode ("accuracy", "performance") of the same system, benchmark and
+    # scenario, for audits verified against them (REFERENCE_RUNS); None when there is none.
+    reference_run: Callable[[str], Path | None] = lambda _mode: None
+    # How the benchmark's responses are stored: numpy's name for one element (int32 token ids, int64 labels).
+    response_dtype: str = "int32"
 
 
 class AuditVerdict(Protocol):
@@ -49,6 +54,10 @@ class AuditTest(Protocol):
 
     VERIFY_FILE: str  # the verification it writes into the run folder, as the official script names it
     SCORES_ACCURACY: bool  # verifying needs the benchmark's evaluator (and so the model's tokenizer)
+    # The modes of the runs it is verified against, which must come first (TEST01: accuracy, performance).
+    REFERENCE_RUNS: tuple[str, ...]
+    # What staging copies besides VERIFY_FILE and the accuracy log: (run folder file, path under <TEST>/).
+    STAGED_FILES: tuple[tuple[str, str], ...]
 
     def verify_run(self, run_dir: Path, context: AuditContext) -> AuditVerdict:
         """Verify an audit run's logs; writes VERIFY_FILE beside them."""

@@ -24,7 +24,10 @@ class LoadGenTarget:
 
 def loadgen_target(rules: BenchmarkRules, scenario: Scenario) -> LoadGenTarget:
     lg_scenario = "Server" if scenario is Scenario.INTERACTIVE else scenario.value
-    return LoadGenTarget(rules.loadgen_models[scenario], lg_scenario, streaming=lg_scenario == "Server")
+    # First tokens matter where latencies are judged per token (LLMs); qwen3-vl's Server is judged by the
+    # whole answer's latency, so its answers come whole, as its reference sends them.
+    streaming = lg_scenario == "Server" and rules.llm
+    return LoadGenTarget(rules.loadgen_models[scenario], lg_scenario, streaming=streaming)
 
 
 def user_conf_text(target: LoadGenTarget, keys: dict[str, int | float]) -> str:

@@ -3,14 +3,15 @@ the round's compliance tests.
 
 Order: by benchmark, then scenario, so that consecutive runs share one engine start (minutes on a GPU);
 within a scenario audits first (about a hundred samples, so a broken engine or harness shows in
-seconds), then accuracy (a wrong model shows before the long runs), then performance.
+seconds), then accuracy (a wrong model shows before the long runs), then performance, then the audits
+that are verified against those two runs (TEST01).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compliance.registry import available_audits
+from compliance.registry import audit_test, available_audits
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.fileformats.run_mode import Mode
 from submitter.rounds.models import RoundRules, Scenario
@@ -18,7 +19,11 @@ from submitter.rounds.registry import rounds_with_benchmark
 from submitter.systems.descriptor import SystemDescriptor
 
 HARNESS_SCENARIOS = (Scenario.OFFLINE, Scenario.SERVER, Scenario.INTERACTIVE)
-_MODE_ORDER = {Mode.ACCURACY: 1, Mode.PERFORMANCE: 2}  # audits first: 0
+_MODE_ORDER = {Mode.ACCURACY: 1, Mode.PERFORMANCE: 2}  # audits first: 0, or last: 3
+
+
+def _verified_against_runs(mode: Mode) -> bool:
+    return mode.audit_test is not None and bool(audit_test(mode.audit_test).REFERENCE_RUNS)
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,6 @@ def required_steps(
         key=lambda step: (
             step.benchmark,
             HARNESS_SCENARIOS.index(step.scenario),
-            _MODE_ORDER.get(step.mode, 0),
+            _MODE_ORDER.get(step.mode, 3 if _verified_against_runs(step.mode) else 0),
         ),
     )

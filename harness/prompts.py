@@ -6,6 +6,9 @@ Where the dataset records its reference answers' lengths, they come along: a dum
 generates exactly that many tokens per sample, the real output profile. Where the reference edits an
 answer before LoadGen sees it (mixtral-8x7b strips trailing EOS and cuts code at its closing fence),
 `finish` does the same to every completed answer, by dataset index.
+Samples that are not only text carry `media` (audio, or a chat with images; `harness.media`), and
+benchmarks whose LoadGen responses are text rather than token ids (whisper's characters, qwen3-vl's JSON)
+give `answer_payload`: the harness decodes each answer with the model's tokenizer and logs what it returns.
 """
 
 from __future__ import annotations
@@ -15,7 +18,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.media import Media
 from submitter.errors import UsageProblem
+
+# A benchmark's LoadGen response for an answer's text (e.g. whisper's int64 character labels).
+AnswerPayload = Callable[[str], array]
 
 
 @dataclass(frozen=True)
@@ -24,6 +31,8 @@ class Prompts:
     token_ids: tuple[array, ...]
     output_lengths: tuple[int, ...] | None = None
     finish: Callable[[int, Sequence[int]], Sequence[int]] | None = None
+    media: tuple[Media, ...] | None = None
+    answer_payload: AnswerPayload | None = None
 
     def __len__(self) -> int:
         return len(self.token_ids)

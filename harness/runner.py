@@ -10,6 +10,7 @@ A run refused before LoadGen started leaves no directory behind.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import time
@@ -23,7 +24,7 @@ import msgspec
 
 from compliance.registry import AuditContext, audit_config_path, audit_test
 from harness import environment, ledger, preflight
-from harness.benchmarks.registry import benchmark_plugin, load_plugin
+from harness.benchmarks.registry import benchmark_plugin, load_plugin, response_dtype, sample_media
 from harness.engine_session import EngineSession, worker_environment
 from harness.engines.base import EngineSpec, Generation
 from harness.loadgen_release import LoadGenRelease, release_for
@@ -138,16 +139,32 @@ def _check_dataset(
 ) -> DatasetCheck:
     """Validated once per file version: run-all plans many runs on the same 13368 prompts."""
     prompts = load_plugin(plugin).load_samples(path, limit=limit, max_input_tokens=max_input_tokens)
-    return DatasetCheck(path, limit, len(prompts), hashlib.sha256(path.read_bytes()).hexdigest())
+    return DatasetCheck(path, limit, len(prompts), dataset_digest(path))
+
+
+def _dataset_files(path: Path) -> list[Path]:
+    """The file, or every file in the folder (qwen3-vl-235b-a22b's dataset is a folder of Parquet shards)."""
+    return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+
+
+def dataset_digest(path: Path) -> str:
+    """SHA-256 of a dataset file, or of a folder's files (each one's relative name and contents)."""
+    if not path.is_dir():
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for file in _dataset_files(path):
+        digest.update(f"{file.relative_to(path).as_posix()}\n".encode())
+        digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def check_dataset(plugin: str, path: Path, limit: int | None, max_input_tokens: int) -> DatasetCheck:
     try:
-        status = path.stat()
+        statuses = [file.stat() for file in _dataset_files(path)]
     except OSError:
         stamp = (0, 0)  # load_prompts explains what is wrong with the path
     else:
-        stamp = (status.st_mtime_ns, status.st_size)
+        stamp = (max((s.st_mtime_ns for s in statuses), default=0), sum(s.st_size for s in statuses))
     return _check_dataset(plugin, path, stamp, limit, max_input_tokens)
 
 
@@ -199,7 +216,7 @@ def plan_run(request: RunRequest) -> RunPlan:
     if request.scenario not in benchmark.loadgen_models or benchmark.generation is None:
         raise UsageProblem(f"the harness does not run {request.benchmark} {request.scenario}")
     generation_rules = benchmark.generation
-    benchmark_plugin(benchmark)  # a benchmark no plug-in runs stops here, before any check
+    media = sample_media(benchmark_plugin(benchmark))  # a benchmark no plug-in runs stops here
 
     where = f"systems/{system.id}.json {request.scenario}"
     backend = setup.backend_for(request.scenario)
@@ -219,6 +236,10 @@ def plan_run(request: RunRequest) -> RunPlan:
     if _scores_accuracy(request.mode) and resolved is not None:
         tokenizer = found.check(_scoring_tokenizer, model_name, resolved[1])
     found.check(preflight.check_engine_args, backend, args, where)
+    if media == "audio" and backend == "openai":
+        found.found.append(
+            UsageProblem(f"{where}: backend openai sends no audio; run {request.benchmark} with backend vllm")
+        )
     engine_facts = backend_info(backend)
     if engine_facts.checks_endpoints:
         found.check(preflight.check_endpoints, list(args.get("endpoints", [])))
@@ -244,6 +265,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         streaming=target.streaming,
         dummy_weights=dummy,
         quantization=setup.quantization,
+        media=media,
     )
     user_conf = dict(scenario_setup.user_conf)
     if request.target_qps is not None:
@@ -331,6 +353,8 @@ def evaluate_run(plan: RunPlan, run_dir: Path) -> tuple[dict | None, dict | None
             plan.engine.generation.eos_token_id,
             plan.audit_config,
             _accuracy_report(plan) if plan.tokenizer else None,
+            reference_run=lambda mode: newest_completed_run(plan, mode),
+            response_dtype=response_dtype(load_plugin(plan.plugin)),
         )
         verdict = audit_test(mode.audit_test).verify_run(run_dir, context)
         summary = {"passed": verdict.passed, "samples": verdict.samples, "failures": verdict.failures()}
@@ -360,6 +384,20 @@ def evaluate_run(plan: RunPlan, run_dir: Path) -> tuple[dict | None, dict | None
         ]
         return None, {"evaluated": True, **report.model_dump()}, failed
     return None, None, []
+
+
+def newest_completed_run(plan: RunPlan, mode: str) -> Path | None:
+    """The newest run of `mode` that LoadGen completed, for the plan's system, benchmark and scenario
+    (TEST01's references: the answers an accuracy run logged count whatever they scored)."""
+    request = plan.request
+    folder = request.runs_root / request.system.id / request.benchmark / request.scenario / mode
+    for run_dir in sorted(folder.glob("*"), reverse=True):
+        try:
+            if json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("status") == "completed":
+                return run_dir
+        except (OSError, ValueError, AttributeError):
+            continue
+    return None
 
 
 def _accuracy_report(plan: RunPlan) -> Callable[[Path], ScoredResult]:

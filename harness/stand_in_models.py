@@ -9,6 +9,7 @@ from array import array
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.media import Media, media_key
 from submitter.errors import UsageProblem
 from submitter.fileio import write_text_atomic
 
@@ -19,8 +20,11 @@ DEMO_ANSWERS = "answers.json"
 _ARCHITECTURES_DIR = Path(__file__).resolve().parent / "models"
 
 
-def prompt_key(token_ids: Sequence[int]) -> str:
-    """How answers.json names a prompt when a demo model answers by prompt: SHA-256 of its int32 ids."""
+def prompt_key(token_ids: Sequence[int], media: Media | None = None) -> str:
+    """How answers.json names a prompt when a demo model answers by prompt: SHA-256 of its int32 ids, or
+    of its audio or chat where the sample has them (whisper's prompt ids are the same for every sample)."""
+    if media is not None:
+        return media_key(media)
     return hashlib.sha256(array("i", token_ids).tobytes()).hexdigest()
 
 
@@ -43,24 +47,33 @@ def write_dummy_model(
     directory: Path, benchmark: str, *, fp8: bool = False, layers: int | None = None
 ) -> Path:
     """config.json of the benchmark's architecture, optionally as an FP8 checkpoint or with fewer
-    layers (the same model, shallower, where the whole one does not fit the GPUs at hand)."""
+    layers (the same model, shallower, where the whole one does not fit the GPUs at hand). Models that
+    take audio or images also need their processor and tokenizer files beside it, which vLLM reads even
+    with dummy weights (bench/multimodal_model_folders.py writes complete folders)."""
     config = json.loads(architecture_file(benchmark).read_text(encoding="utf-8"))
-    full_depth = config["num_hidden_layers"]
+    # A vision-language model keeps its language model's depth in text_config (Qwen3-VL).
+    text = config.get("text_config", config)
+    full_depth = text["num_hidden_layers"]
     if layers is not None:
         if not 1 <= layers <= full_depth:
             raise UsageProblem(f"--layers must be between 1 and {full_depth} for {benchmark}")
-        config["num_hidden_layers"] = layers
-        if "layer_types" in config:  # per-layer attention kinds (gpt-oss): the first `layers` of them
-            config["layer_types"] = config["layer_types"][:layers]
+        text["num_hidden_layers"] = layers
+        for key in ("encoder_layers", "decoder_layers"):  # whisper: both halves as deep
+            if key in text:
+                text[key] = layers
+        if "layer_types" in text:  # per-layer attention kinds (gpt-oss): the first `layers` of them
+            text["layer_types"] = text["layer_types"][:layers]
+        if "mlp_only_layers" in text:
+            text["mlp_only_layers"] = [n for n in text["mlp_only_layers"] if n < layers]
     if fp8 and "quantization_config" not in config:  # a model published quantised keeps its own format
         config["quantization_config"] = _FP8_CHECKPOINT
     write_text_atomic(directory / "config.json", json.dumps(config, indent=2) + "\n")
     marker = {
         "benchmark": benchmark,
         "note": "no weights: vLLM builds this architecture with random weights",
-        "layers": config["num_hidden_layers"],
+        "layers": text["num_hidden_layers"],
         "model_layers": full_depth,
-        "weights": "fp8 checkpoint" if fp8 else config.get("torch_dtype"),
+        "weights": "fp8 checkpoint" if fp8 else config.get("torch_dtype") or text.get("dtype"),
     }
     write_text_atomic(directory / DUMMY_MARKER, json.dumps(marker, indent=2) + "\n")
     return directory

@@ -2,7 +2,9 @@
 
 It knows LoadGen and the `Engine` protocol, nothing of any engine's library. LoadGen calls `issue` on
 its own thread; the engine is only handed the samples there, never waited for. Responses carry the
-generated token ids as int32 with `n_tokens`, in a buffer that stays alive until LoadGen has copied it.
+generated token ids as int32 with `n_tokens`, in a buffer that stays alive until LoadGen has copied it;
+a benchmark whose responses are text (`Prompts.answer_payload`) gets the answer decoded and encoded its way,
+`n_tokens` still the number of tokens generated.
 """
 
 from __future__ import annotations
@@ -49,11 +51,14 @@ class LoadGenResponder:
         stats: RunStats,
         streaming: bool,
         finish: Callable[[int, Sequence[int]], Sequence[int]] | None = None,
+        payload: Callable[[Sequence[int]], array] | None = None,
     ) -> None:
         self._stats = stats
         self._streaming = streaming
         # The benchmark's edit of an answer before LoadGen sees it, by dataset index (Prompts.finish).
         self._finish = finish
+        # The LoadGen response of an answer's ids; int32 ids unless the benchmark logs text.
+        self._payload = payload or (lambda token_ids: array("i", token_ids))
         self._index_of: dict[int, int] = {}
         self._first_sent: set[int] = set()
         self._lock = threading.Lock()
@@ -65,10 +70,12 @@ class LoadGenResponder:
         with self._lock:
             self._first_sent.add(sample_id)
         self._stats.first_token(sample_id)
-        payload = array("i", token_ids)
+        payload = self._payload(token_ids)
         address, count = payload.buffer_info()
         # `payload` stays referenced until FirstTokenComplete returns, and LoadGen copies it before then.
-        lg.FirstTokenComplete([lg.QuerySampleResponse(sample_id, address, count * payload.itemsize, count)])
+        lg.FirstTokenComplete(
+            [lg.QuerySampleResponse(sample_id, address, count * payload.itemsize, len(token_ids))]
+        )
 
     def expect(self, samples: Sequence[Sample]) -> None:
         """Note the dataset index of samples about to be issued (only needed to finish their answers)."""
@@ -90,10 +97,13 @@ class LoadGenResponder:
                 self.first_token(sample_id, token_ids[:1])
                 with self._lock:
                     self._first_sent.discard(sample_id)
-        payload = array("i", token_ids)
+        payload = self._payload(token_ids)
         address, count = payload.buffer_info()
-        lg.QuerySamplesComplete([lg.QuerySampleResponse(sample_id, address, count * payload.itemsize, count)])
-        self._stats.completed_sample(sample_id, count)
+        tokens = len(token_ids)
+        lg.QuerySamplesComplete(
+            [lg.QuerySampleResponse(sample_id, address, count * payload.itemsize, tokens)]
+        )
+        self._stats.completed_sample(sample_id, tokens)
 
     def fail(self, sample_id: int, reason: str) -> None:
         """LoadGen waits for every sample, so a failed one is completed empty; LoadGen then logs an error."""
@@ -113,14 +123,19 @@ class SystemUnderTest:
         self._engine = engine
         self._prompts = library.prompts.token_ids
         self._output_lengths = library.prompts.output_lengths
+        self._media = library.prompts.media
         self._responder = responder
         self._stats = stats
 
     def issue(self, query_samples: Sequence[Any]) -> None:
-        lengths = self._output_lengths
+        lengths, media = self._output_lengths, self._media
         samples = [
             Sample(
-                query.id, query.index, self._prompts[query.index], lengths[query.index] if lengths else None
+                query.id,
+                query.index,
+                self._prompts[query.index],
+                lengths[query.index] if lengths else None,
+                media[query.index] if media else None,
             )
             for query in query_samples
         ]

@@ -21,6 +21,8 @@ import os
 import sys
 import time
 import traceback
+from array import array
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.engines.base import Engine, EngineSpec
 from harness.lifetime import end_with_parent
-from submitter.errors import SubmitterError
+from harness.prompts import Prompts
+from submitter.errors import SubmitterError, UsageProblem
+from submitter.evaluation.detokenize import TOKENIZER_FILE, find_tokenizer, load_detokenizer
 from submitter.fileformats.run_mode import Mode
 from submitter.fileformats.run_record import WorkerResult
 
@@ -142,6 +146,22 @@ def _engine(spec: WorkerSpec, kept: _KeptState, result: WorkerResult) -> Engine:
     return kept.engine
 
 
+def _answer_payload(prompts: Prompts, model: str) -> Callable[[Sequence[int]], array] | None:
+    """For benchmarks that log text: each answer decoded with the model's tokenizer, then encoded as the
+    benchmark's response (refused before LoadGen starts when the model has no tokenizer)."""
+    encode = prompts.answer_payload
+    if encode is None:
+        return None
+    tokenizer = find_tokenizer(model)
+    if tokenizer is None:
+        raise UsageProblem(
+            f"{model} has no {TOKENIZER_FILE}: this benchmark's answers reach LoadGen as text, so the "
+            "harness decodes them with the model's tokenizer; use a model folder that has one"
+        )
+    decode = load_detokenizer(tokenizer)
+    return lambda token_ids: encode(decode([token_ids])[0])
+
+
 def run(spec: WorkerSpec, result: WorkerResult, kept: _KeptState) -> None:
     import mlperf_loadgen as lg
 
@@ -153,11 +173,14 @@ def run(spec: WorkerSpec, result: WorkerResult, kept: _KeptState) -> None:
     prompts = load_plugin(spec.plugin).load_samples(
         spec.dataset, limit=spec.dataset_limit, max_input_tokens=spec.max_input_tokens
     )
+    payload = _answer_payload(prompts, spec.engine.model)
     engine = _engine(spec, kept, result)
 
     stats = RunStats()
     library = QuerySampleLibrary(prompts)
-    responder = LoadGenResponder(stats, streaming=spec.engine.streaming, finish=prompts.finish)
+    responder = LoadGenResponder(
+        stats, streaming=spec.engine.streaming, finish=prompts.finish, payload=payload
+    )
     sut_handle = SystemUnderTest(engine, library, responder, stats).construct()
     qsl_handle = library.construct()
     output = lg.LogOutputSettings()

@@ -2,8 +2,10 @@
 
 It answers `GET /v1/models` and `POST /v1/completions` with `stream: true`: server-sent events whose
 choices carry `token_ids` (vLLM's `return_token_ids`), a last chunk with `finish_reason`, then
-`data: [DONE]`. The answer to a prompt is deterministic (see `answer`), so tests can check what
-LoadGen recorded. Every request body is kept in `requests`.
+`data: [DONE]`. `POST /v1/chat/completions` streams the same way after the chat's opening chunk (the
+assistant's role, no tokens), answering to the length of the messages' JSON. The answer to a prompt is
+deterministic (see `answer`), so tests can check what LoadGen recorded. Every request body is kept in
+`requests`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from typing import Any
 
 def answer(prompt: list[int], length: int) -> list[int]:
     return [1000 + (sum(prompt) + position) % 50000 for position in range(length)]
+
+
+def chat_prompt(messages: list[dict[str, Any]]) -> list[int]:
+    """What a chat's answer is derived from: its messages' JSON length, as one number."""
+    return [len(json.dumps(messages, sort_keys=True))]
 
 
 class _Server(ThreadingHTTPServer):
@@ -64,25 +71,37 @@ class CompletionsServer:
                 self._send_json({"object": "list", "data": [{"id": "test-model", "object": "model"}]})
 
             def do_POST(self) -> None:
-                if self.path != "/v1/completions":
+                chat = self.path == "/v1/chat/completions"
+                if self.path != "/v1/completions" and not chat:
                     self.send_error(404)
                     return
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server._lock:
-                    server.requests.append(body)
-                tokens = answer(body["prompt"], body["max_tokens"])
+                    server.requests.append({**body, "path": self.path})
+                prompt = chat_prompt(body["messages"]) if chat else body["prompt"]
+                tokens = answer(prompt, body["max_tokens"])
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
+                if chat:
+                    opening = {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": ""},
+                        "finish_reason": None,
+                    }
+                    self._event({"id": "chat-test", "object": "chat.completion.chunk", "choices": [opening]})
                 for position, token in enumerate(tokens):
                     time.sleep(server.token_delay_s)
                     last = position == len(tokens) - 1
-                    choice = {
+                    choice: dict[str, Any] = {
                         "index": 0,
-                        "text": f"t{token} ",
                         "finish_reason": "length" if last else None,
                         "token_ids": [token] if server.with_token_ids else None,
                     }
+                    if chat:
+                        choice["delta"] = {"content": f"t{token} "}
+                    else:
+                        choice["text"] = f"t{token} "
                     self._event({"id": "cmpl-test", "object": "text_completion", "choices": [choice]})
                 self.wfile.write(b"data: [DONE]\n\n")
 

@@ -1,7 +1,7 @@
-"""The pickled-dataset and reasoning LLM benchmarks end to end on the CPU, as a user runs them: `data synth`
-with a demo model, `run-all --round R --benchmark B --smoke` on the demo system (the synthetic engine under
-the real LoadGen, every mode with its audits verified and accuracy scored), then `stage` of a closed tree that
-`check` fails only on the rules the --smoke trials break on purpose."""
+"""The pickled-dataset, reasoning and multimodal benchmarks end to end on the CPU, as a user runs them:
+`data synth` with a demo model, `run-all --round R --benchmark B --smoke` on the demo system (the synthetic
+engine under the real LoadGen, every mode with its audits verified and accuracy scored), then `stage` of a
+closed tree that `check` fails only on the rules the --smoke trials break on purpose."""
 
 from __future__ import annotations
 
@@ -42,6 +42,9 @@ CASES = [
     # reasoning models, with TEST07 and TEST09 (gpt-oss-120b: a folder of Parquet files) or TEST06
     ("gpt-oss-120b", "v6.1", "demo-data/gpt-oss-120b", "demo-data/gpt-oss-120b-model", ()),
     ("deepseek-r1", "v6.1", "demo-data/deepseek-r1_synthetic.pkl", "demo-data/deepseek-r1-model", ()),
+    # audio and images: whisper (a manifest and WAV files, TEST01) and qwen3-vl (Parquet shards with photos)
+    ("whisper", "v6.1", "demo-data/whisper_synthetic.json", "demo-data/whisper-model", ()),
+    ("qwen3-vl-235b-a22b", "v6.1", "demo-data/qwen3-vl-235b-a22b", "demo-data/qwen3-vl-235b-a22b-model", ()),
 ]
 
 

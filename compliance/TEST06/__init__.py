@@ -2,6 +2,8 @@
 
 from compliance.TEST06.verify import VERIFY_FILE, verify_run
 
+REFERENCE_RUNS: tuple[str, ...] = ()
+STAGED_FILES: tuple[tuple[str, str], ...] = ()
 SCORES_ACCURACY = False
 
-__all__ = ["SCORES_ACCURACY", "VERIFY_FILE", "verify_run"]
+__all__ = ["REFERENCE_RUNS", "SCORES_ACCURACY", "STAGED_FILES", "VERIFY_FILE", "verify_run"]

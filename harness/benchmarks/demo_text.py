@@ -60,10 +60,15 @@ def mutate_words(text: str, words: Sequence[str], draw: random.Random, rate: flo
 
 
 def write_text_demo_model(
-    directory: Path, answers: Sequence[str], max_tokens: int, prompts: Sequence[Sequence[int]] | None = None
+    directory: Path,
+    answers: Sequence[str],
+    max_tokens: int,
+    prompts: Sequence[Sequence[int]] | None = None,
+    keys: Sequence[str] | None = None,
 ) -> Path:
     """tokenizer.json over the answers' pieces and answers.json (each answer's ids, capped at max_tokens):
-    by dataset index, or by prompt where `prompts` are given (each answer's prompt ids)."""
+    by dataset index, or by prompt where `prompts` are given (each answer's prompt ids) or their `keys`
+    (`prompt_key` of samples with audio or images)."""
     from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
 
     answer_pieces = [pieces(answer) for answer in answers]
@@ -81,8 +86,8 @@ def write_text_demo_model(
     ids = [[vocabulary[piece] for piece in each][:max_tokens] for each in answer_pieces]
     stored: object = ids
     if prompts is not None:
-        stored = {
-            "by_prompt": {prompt_key(prompt): answer for prompt, answer in zip(prompts, ids, strict=True)}
-        }
+        keys = [prompt_key(prompt) for prompt in prompts]
+    if keys is not None:
+        stored = {"by_prompt": dict(zip(keys, ids, strict=True))}
     write_text_atomic(directory / DEMO_ANSWERS, json.dumps(stored, separators=(",", ":")))
     return directory

@@ -43,6 +43,11 @@ class BenchmarkPlugin(Protocol):
     # (`scoring.accuracy_writer` makes one from the benchmark's evaluator).
     write_accuracy: AccuracyWriter
 
+    # Optional: what samples carry besides token ids, "audio" or "image" (harness.media); absent: text.
+    # SAMPLE_MEDIA: str
+    # Optional: numpy's name for one element of a logged response; absent: "int32" (token ids).
+    # RESPONSE_DTYPE: str
+
 
 _REQUIRED = (
     "ACCURACY_FILES",
@@ -63,6 +68,16 @@ def benchmark_plugin(rules: BenchmarkRules) -> BenchmarkPlugin:
             "(submitter checks, stages and reports its results all the same)"
         )
     return load_plugin(rules.plugin)
+
+
+def sample_media(plugin: BenchmarkPlugin) -> str | None:
+    """ "audio" or "image" for plug-ins whose samples carry them; None for text benchmarks."""
+    return getattr(plugin, "SAMPLE_MEDIA", None)
+
+
+def response_dtype(plugin: BenchmarkPlugin) -> str:
+    """How the plug-in's responses are logged, element by element (TEST01 compares first elements)."""
+    return getattr(plugin, "RESPONSE_DTYPE", "int32")
 
 
 def load_plugin(name: str) -> BenchmarkPlugin:

@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Protocol
 
 from submitter.errors import SubmitterError
-from submitter.evaluation.accuracy_log import LoggedResponse, first_per_sample, read_accuracy_log
+from submitter.evaluation.accuracy_log import (
+    LoggedPayload,
+    LoggedResponse,
+    first_per_sample,
+    read_accuracy_log,
+    read_logged_payloads,
+)
 from submitter.evaluation.detokenize import Detokenizer, load_detokenizer
 from submitter.evaluation.verdicts import AccuracyReport, MetricVerdict, ScoredResult, judge
 from submitter.fileio import write_text_atomic
@@ -64,6 +70,39 @@ def checked_answers(
             "does not have; evaluate with the dataset the run used"
         )
     return answers
+
+
+def logged_payloads(accuracy_log: Path, dataset: Path, dataset_size: int) -> list[LoggedPayload]:
+    """Every logged response as the SUT sent it (benchmarks that log text), each to a sample the dataset
+    has."""
+    payloads = read_logged_payloads(accuracy_log)
+    if not payloads:
+        raise SubmitterError(f"{accuracy_log} holds no responses; repeat the run")
+    for position, payload in enumerate(payloads):
+        if not 0 <= payload.qsl_idx < dataset_size:
+            raise SubmitterError(
+                f"{accuracy_log}: record {position} answers sample {payload.qsl_idx}, which {dataset} "
+                f"({dataset_size} samples) does not have; evaluate with the dataset the run used"
+            )
+    return payloads
+
+
+def text_accuracy_writer(evaluate: Callable[[Path, Path], ScoredResult]) -> AccuracyWriter:
+    """A plug-in's `write_accuracy` for answers logged as text (whisper, qwen3-vl): no tokenizer needed."""
+
+    def write_accuracy(
+        run_dir: Path,
+        dataset: Path,
+        tokenizer_dir: Path | None,
+        benchmark: BenchmarkRules,
+        patterns: Mapping[str, str],
+        workers: int | None = None,
+        trial: bool = False,
+    ) -> AccuracyReport:
+        result = evaluate(run_dir / ACCURACY_LOG, dataset)
+        return write_report(run_dir, ACCURACY_FILES, result, benchmark, patterns, trial)
+
+    return write_accuracy
 
 
 def write_report(

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.media import Media
 from submitter.rounds.models import GenerationRules
 
 
@@ -24,6 +25,8 @@ class Sample:
     prompt: Sequence[int]
     # The reference answer's length where the dataset has it: what a dummy-weight run generates.
     reference_output_tokens: int | None = None
+    # Audio or images beside (or, for a chat, instead of) the prompt ids.
+    media: Media | None = None
 
 
 class Generation(BaseModel):
@@ -83,6 +86,9 @@ class EngineSpec(BaseModel):
     # True for Server and Interactive: the first token must be reported as soon as it exists.
     streaming: bool = False
     dummy_weights: bool = False
+    # What samples carry besides token ids ("audio", "image"; harness.media): vLLM then needs the model's
+    # processor and tokenizer even with dummy weights.
+    media: str | None = None
 
     @property
     def gpus_per_replica(self) -> int:

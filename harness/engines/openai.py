@@ -2,7 +2,9 @@
 
 Works with `vllm serve`, llm-d and KServe on this host or others. Prompts go out as token-id lists and
 the generated ids come back in each chunk (`return_token_ids`, vLLM 0.10.2 and later); text is never
-re-encoded into ids. Each request goes to the server with the fewest requests outstanding. What each
+re-encoded into ids. A chat with images (qwen3-vl-235b-a22b) goes to `/v1/chat/completions` as the
+reference sends it, its messages and inline images untouched; audio is not sent (use backend `vllm`).
+Each request goes to the server with the fewest requests outstanding. What each
 endpoint serves (`GET /v1/models`, and vLLM's `GET /version` where the server has it) is recorded in
 run.json's versions, so a run against a gateway (llm-d) says what answered it.
 
@@ -22,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.engines.base import CompletionEvents, EngineSpec, Sample
 from harness.engines.event_loop import SampleLoop
+from harness.media import AudioClip, ImageChat
 
 
 class OpenAIArgs(BaseModel):
@@ -42,6 +45,7 @@ class _Endpoint:
     def __init__(self, base_url: str) -> None:
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/v1/completions"
+        self.chat_url = self.base_url + "/v1/chat/completions"
         self.outstanding = 0
 
 
@@ -120,6 +124,13 @@ class OpenAIEngine:
             **{f"endpoint {url}": found for url, found in self._identities.items()},
         }
 
+    def _request_body(self, sample: Sample, endpoint: _Endpoint) -> tuple[str, dict[str, Any]]:
+        if isinstance(sample.media, ImageChat):
+            return endpoint.chat_url, {**self._body, "messages": list(sample.media.messages)}
+        if isinstance(sample.media, AudioClip):
+            raise ServerError("the openai backend does not send audio; run whisper with backend vllm")
+        return endpoint.url, {**self._body, "prompt": list(sample.prompt)}
+
     def _least_loaded(self) -> _Endpoint:
         return min(self._endpoints, key=lambda endpoint: endpoint.outstanding)
 
@@ -129,13 +140,13 @@ class OpenAIEngine:
         endpoint.outstanding += 1
         generated: list[int] = []
         try:
-            body = {**self._body, "prompt": list(sample.prompt)}
-            async with self._client.stream("POST", endpoint.url, json=body) as response:
+            url, body = self._request_body(sample, endpoint)
+            async with self._client.stream("POST", url, json=body) as response:
                 if response.status_code != 200:
                     detail = (await response.aread()).decode(errors="replace")[:300]
                     raise ServerError(f"HTTP {response.status_code} from {endpoint.url}: {detail}")
                 async for line in response.aiter_lines():
-                    new_tokens = _token_ids(line, endpoint.url)
+                    new_tokens = _token_ids(line, url)
                     if new_tokens is None:
                         break
                     if new_tokens and not generated:
@@ -165,7 +176,9 @@ def _token_ids(line: str, url: str) -> list[int] | None:
     ids: list[int] = []
     for choice in chunk.get("choices") or []:
         if choice.get("token_ids") is None:
-            if choice.get("text") or choice.get("finish_reason") is None:
+            # A chat stream opens with the assistant's role and no tokens yet.
+            opening = "delta" in choice and not (choice["delta"] or {}).get("content")
+            if choice.get("text") or (choice.get("finish_reason") is None and not opening):
                 raise ServerError(
                     f"{url} streams text without token ids; the harness needs return_token_ids (vLLM "
                     "0.10.2 or later): re-encoding text would report tokens the model did not make"

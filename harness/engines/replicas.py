@@ -126,7 +126,7 @@ class ReplicatedEngine:
         self._collector.start()
 
     def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
-        batches: list[list[tuple[int, int, Any, int | None]]] = [[] for _ in range(self._count)]
+        batches: list[list[tuple[int, int, Any, int | None, Any]]] = [[] for _ in range(self._count)]
         with self._lock:
             for sample in samples:
                 replica = min(range(self._count), key=self._outstanding.__getitem__)
@@ -134,7 +134,13 @@ class ReplicatedEngine:
                 self._outstanding[replica] += cost
                 self._cost[sample.id] = (replica, cost)
                 self._events[sample.id] = events
-                fields = (sample.id, sample.index, sample.prompt, sample.reference_output_tokens)
+                fields = (
+                    sample.id,
+                    sample.index,
+                    sample.prompt,
+                    sample.reference_output_tokens,
+                    sample.media,
+                )
                 batches[replica].append(fields)
         for replica, batch in enumerate(batches):
             if batch:

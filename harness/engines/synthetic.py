@@ -68,7 +68,7 @@ class _DemoAnswers:
         }
 
     def __call__(self, sample: Sample) -> list[int]:
-        key = prompt_key(sample.prompt) if self._by_prompt else sample.index
+        key = prompt_key(sample.prompt, sample.media) if self._by_prompt else sample.index
         return self._answers[key]
 
 

@@ -9,6 +9,7 @@ vLLM's load balancer), so one process serves them all.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,8 +17,9 @@ from harness.engines.base import CompletionEvents, EngineSpec, Sample
 from harness.engines.event_loop import SampleLoop
 from harness.engines.vllm_common import (
     SamplingForSamples,
+    chat_renderer,
     engine_keyword_arguments,
-    token_prompt,
+    engine_prompt,
     vllm_versions,
 )
 
@@ -42,6 +44,14 @@ class VllmAsyncEngine:
             return AsyncLLM.from_engine_args(AsyncEngineArgs(**arguments))
 
         self._engine = self._loop.call(build)
+        self._render_chat = None
+        if self._spec.media == "image":
+
+            async def tokenizer() -> Any:
+                found = self._engine.get_tokenizer()  # a coroutine in some vLLM releases
+                return await found if inspect.isawaitable(found) else found
+
+            self._render_chat = chat_renderer(self._loop.call(tokenizer))
 
     def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
         self._loop.submit(samples, lambda sample: self._generate(sample, events))
@@ -63,7 +73,7 @@ class VllmAsyncEngine:
     async def _generate(self, sample: Sample, events: CompletionEvents) -> None:
         generated: list[int] = []
         try:
-            prompt = token_prompt(sample.prompt)
+            prompt = engine_prompt(sample, self._render_chat)
             async for output in self._engine.generate(prompt, self._params(sample), str(sample.id)):
                 new_tokens = output.outputs[0].token_ids
                 if new_tokens and not generated:

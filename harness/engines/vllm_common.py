@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from harness.engines.base import EngineSpec, Generation, Sample
+from harness.media import AudioClip, ImageChat, pil_images
 
 
 def engine_keyword_arguments(spec: EngineSpec, harness_args: Iterable[str] = ()) -> dict[str, Any]:
@@ -18,8 +19,11 @@ def engine_keyword_arguments(spec: EngineSpec, harness_args: Iterable[str] = ())
     if spec.quantization:
         arguments["quantization"] = spec.quantization
     if spec.dummy_weights:
-        # The real architecture with random weights; prompts are token ids, so no tokenizer is needed.
-        arguments.update(load_format="dummy", skip_tokenizer_init=True)
+        # The real architecture with random weights; prompts are token ids, so no tokenizer is needed,
+        # except where audio or images go through the model's processor, which holds one.
+        arguments["load_format"] = "dummy"
+        if spec.media is None:
+            arguments["skip_tokenizer_init"] = True
     return arguments
 
 
@@ -69,6 +73,35 @@ def token_prompt(token_ids: Sequence[int]) -> Any:
 
         return TokensPrompt(prompt_token_ids=list(token_ids))
     return tokens_input(list(token_ids))
+
+
+ChatRenderer = Callable[[Sequence[dict[str, Any]]], list[int]]
+
+
+def chat_renderer(tokenizer: Any) -> ChatRenderer:
+    """A chat's prompt ids as `vllm serve` makes them: the model's chat template rendered to text, then
+    tokenised without adding special tokens (the template writes them)."""
+
+    def render(messages: Sequence[dict[str, Any]]) -> list[int]:
+        text = tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
+        return list(tokenizer.encode(text, add_special_tokens=False))
+
+    return render
+
+
+def engine_prompt(sample: Sample, render_chat: ChatRenderer | None) -> Any:
+    """The sample as vLLM takes it: token ids, with the audio or images for the model's processor."""
+    media = sample.media
+    if media is None:
+        return token_prompt(sample.prompt)
+    # vLLM's TokensPrompt is a TypedDict: this dict is one.
+    if isinstance(media, AudioClip):
+        # Whisper: the audio goes to the encoder, the prompt ids start the decoder (as the reference's text
+        # prompt "<|startoftranscript|><|en|><|transcribe|><|notimestamps|>" does).
+        audio = (media.waveform, media.sampling_rate)
+        return {"prompt_token_ids": list(sample.prompt), "multi_modal_data": {"audio": audio}}
+    assert isinstance(media, ImageChat) and render_chat is not None
+    return {"prompt_token_ids": render_chat(media.messages), "multi_modal_data": {"image": pil_images(media)}}
 
 
 def vllm_versions() -> dict[str, str]:

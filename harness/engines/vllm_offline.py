@@ -18,8 +18,9 @@ from typing import Any
 from harness.engines.base import CompletionEvents, EngineSpec, Sample
 from harness.engines.vllm_common import (
     SamplingForSamples,
+    chat_renderer,
     engine_keyword_arguments,
-    token_prompt,
+    engine_prompt,
     vllm_versions,
 )
 
@@ -40,6 +41,7 @@ class VllmOfflineEngine:
 
         self._llm = LLM(**engine_keyword_arguments(self._spec, harness_args=HARNESS_ARGS))
         self._params = SamplingForSamples(self._spec.generation, streaming=False)
+        self._render_chat = chat_renderer(self._llm.get_tokenizer()) if self._spec.media == "image" else None
         self._driver.start()
 
     def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
@@ -64,7 +66,8 @@ class VllmOfflineEngine:
         for sample in ordered:
             request_id = str(sample.id)
             waiting[request_id] = (sample.id, events)
-            engine.add_request(request_id, token_prompt(sample.prompt), self._params(sample))
+            prompt = engine_prompt(sample, self._render_chat)
+            engine.add_request(request_id, prompt, self._params(sample))
 
     def _drive(self) -> None:
         engine = self._llm.llm_engine

@@ -1,4 +1,5 @@
-"""LoadGen's accuracy log (`mlperf_log_accuracy.json`): records of hex-encoded int32 token ids."""
+"""LoadGen's accuracy log (`mlperf_log_accuracy.json`): records of hex-encoded int32 token ids, or, for
+benchmarks whose responses are text, of the bytes the benchmark defines (`read_logged_payloads`)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,24 @@ def decode_int32(hex_data: str) -> list[int]:
     return ids.tolist()
 
 
-def read_accuracy_log(path: Path) -> list[LoggedResponse]:
-    """Every record in file order; a record that cannot be read names its position."""
+@dataclass(frozen=True)
+class LoggedPayload:
+    qsl_idx: int
+    data: bytes  # the response as the SUT sent it (whisper: int64 labels; qwen3-vl: UTF-8 text)
+
+
+def read_logged_payloads(path: Path) -> list[LoggedPayload]:
+    """Every record's raw response, in file order; a record that cannot be read names its position."""
+    payloads = []
+    for position, record in enumerate(_records(path)):
+        try:
+            payloads.append(LoggedPayload(int(record["qsl_idx"]), bytes.fromhex(record["data"])))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise SubmitterError(f"{path}: record {position} cannot be read ({exc})") from None
+    return payloads
+
+
+def _records(path: Path) -> list:
     try:
         records = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -42,8 +59,13 @@ def read_accuracy_log(path: Path) -> list[LoggedResponse]:
         ) from None
     if not isinstance(records, list):
         raise SubmitterError(f"{path} must hold a JSON array of LoadGen records")
+    return records
+
+
+def read_accuracy_log(path: Path) -> list[LoggedResponse]:
+    """Every record in file order; a record that cannot be read names its position."""
     responses = []
-    for position, record in enumerate(records):
+    for position, record in enumerate(_records(path)):
         try:
             first = record.get("token_data")
             responses.append(

@@ -9,6 +9,7 @@ class Mode(StrEnum):
     PERFORMANCE = "performance"
     ACCURACY = "accuracy"
     # Audit runs are named by their test; each has a plug-in in compliance/<TEST>/.
+    TEST01 = "TEST01"
     TEST06 = "TEST06"
     TEST07 = "TEST07"
     TEST09 = "TEST09"

@@ -151,9 +151,12 @@ class _Builder:
         """<TEST>/: the verification and the audit's accuracy log, as run_verification.py leaves them."""
         test = run.step.mode.audit_test
         assert test is not None  # only audit runs are staged here
-        verify_file = audit_test(test).VERIFY_FILE
-        self.copy(run.run_dir / verify_file, folder / test / verify_file)
+        plugin = audit_test(test)
+        self.copy(run.run_dir / plugin.VERIFY_FILE, folder / test / plugin.VERIFY_FILE)
         self.copy(run.run_dir / ACCURACY_LOG, folder / test / "accuracy" / ACCURACY_LOG)
+        for name, staged in plugin.STAGED_FILES:
+            if (run.run_dir / name).is_file():
+                self.copy(run.run_dir / name, folder / test / staged)
 
 
 def resolve_identity(request: StageRequest) -> Identity:
