@@ -123,6 +123,12 @@ def check_engine_installed(backend: str) -> None:
         )
 
 
+def check_backend_takes_media(backend: str, media: str | None, where: str) -> None:
+    """The openai backend sends chats with images, never audio (OpenAI's API has no such prompt)."""
+    if media == "audio" and backend == "openai":
+        raise UsageProblem(f"{where}: backend openai sends no audio; use backend vllm for this benchmark")
+
+
 def check_gpus(backend: str, needed: int) -> None:
     if not backend_info(backend).needs_gpu:
         return

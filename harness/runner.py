@@ -236,10 +236,7 @@ def plan_run(request: RunRequest) -> RunPlan:
     if _scores_accuracy(request.mode) and resolved is not None:
         tokenizer = found.check(_scoring_tokenizer, model_name, resolved[1])
     found.check(preflight.check_engine_args, backend, args, where)
-    if media == "audio" and backend == "openai":
-        found.found.append(
-            UsageProblem(f"{where}: backend openai sends no audio; run {request.benchmark} with backend vllm")
-        )
+    found.check(preflight.check_backend_takes_media, backend, media, where)
     engine_facts = backend_info(backend)
     if engine_facts.checks_endpoints:
         found.check(preflight.check_endpoints, list(args.get("endpoints", [])))

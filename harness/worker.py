@@ -158,7 +158,9 @@ def _answer_payload(prompts: Prompts, model: str) -> Callable[[Sequence[int]], a
             f"{model} has no {TOKENIZER_FILE}: this benchmark's answers reach LoadGen as text, so the "
             "harness decodes them with the model's tokenizer; use a model folder that has one"
         )
-    decode = load_detokenizer(tokenizer)
+    decode = load_detokenizer(
+        tokenizer, as_tokenizer_config_says=False
+    )  # vLLM's text, which the references log
     return lambda token_ids: encode(decode([token_ids])[0])
 
 

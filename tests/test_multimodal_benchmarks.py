@@ -27,6 +27,7 @@ from harness.engines.base import EngineSpec, Generation, Sample
 from harness.engines.openai import OpenAIEngine
 from harness.engines.synthetic import SyntheticEngine
 from harness.media import AudioClip, ImageChat
+from harness.preflight import check_backend_takes_media
 from harness.stand_in_models import DEMO_ANSWERS, prompt_key
 from submitter.errors import UsageProblem
 from submitter.rounds.registry import load_round
@@ -312,6 +313,13 @@ def test_openai_backend_sends_a_chat_with_its_image_as_the_reference_does() -> N
     assert request["path"] == "/v1/chat/completions" and request["messages"] == list(messages)
     assert request["stream"] and request["return_token_ids"]
     assert recorder.completed == {7: answer(chat_prompt(list(messages)), 6)}
+
+
+def test_a_run_plan_refuses_audio_through_the_openai_backend() -> None:
+    with pytest.raises(UsageProblem, match="backend openai sends no audio; use backend vllm"):
+        check_backend_takes_media("openai", "audio", "systems/x.json Offline")
+    check_backend_takes_media("openai", "image", "systems/x.json Offline")
+    check_backend_takes_media("vllm", "audio", "systems/x.json Offline")
 
 
 def test_openai_backend_refuses_audio() -> None:

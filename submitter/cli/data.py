@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from harness.benchmarks.registry import benchmark_plugin
+from harness.benchmarks.registry import benchmark_plugin, load_plugin, sample_media
 from harness.stand_in_models import write_dummy_model
 from submitter.errors import UsageProblem
 from submitter.fileio import ensure_writable
@@ -25,8 +25,9 @@ def data() -> None:
     "--out",
     type=click.Path(path_type=Path),
     required=True,
-    help="Dataset to write in the reference's format (.json for llama3.1-8b, a folder of Parquet files "
-    "for gpt-oss-120b, a pandas .pkl for the others; its parent folder must exist).",
+    help="Dataset to write in the reference's format (.json for llama3.1-8b, whisper's .json manifest with "
+    "its WAV files in a folder beside it, a folder of Parquet files for gpt-oss-120b and qwen3-vl-235b-a22b, "
+    "a pandas .pkl for the others; its parent folder must exist).",
 )
 @click.option(
     "--samples", type=click.IntRange(min=1), help="Records (default: the benchmark's dataset size)."
@@ -82,3 +83,10 @@ def dummy_model(benchmark: str, out: Path, fp8: bool, layers: int | None) -> Non
     click.echo(
         f"wrote a dummy-weights {benchmark} model to {out}; its results are never submittable", err=True
     )
+    rules = load_round(available_rounds()[-1]).benchmarks.get(benchmark)
+    if rules is not None and rules.plugin is not None and sample_media(load_plugin(rules.plugin)):
+        click.echo(
+            f"note: vLLM also reads {benchmark}'s processor and tokenizer files, which are not written here; "
+            "bench/multimodal_model_folders.py writes a complete folder",
+            err=True,
+        )

@@ -46,9 +46,13 @@ def find_tokenizer(model: str) -> Path | None:
     return next((folder for folder in candidates if (folder / TOKENIZER_FILE).is_file()), None)
 
 
-def load_detokenizer(model_dir: Path, skip_special_tokens: bool = True) -> Detokenizer:
+def load_detokenizer(
+    model_dir: Path, skip_special_tokens: bool = True, as_tokenizer_config_says: bool = True
+) -> Detokenizer:
     """Hugging Face's batch_decode with the tokenizer in `model_dir`; `skip_special_tokens` False keeps
-    markers that evaluation reads (gpt-oss-120b's Harmony channels)."""
+    markers that evaluation reads (gpt-oss-120b's Harmony channels). `as_tokenizer_config_says` False
+    skips the clean-up of spaces, as vLLM's own output text does (what whisper's and qwen3-vl's references
+    log)."""
     from tokenizers import Tokenizer
 
     tokenizer_file = model_dir / TOKENIZER_FILE
@@ -62,7 +66,7 @@ def load_detokenizer(model_dir: Path, skip_special_tokens: bool = True) -> Detok
         raise SubmitterError(f"{tokenizer_file} cannot be loaded as a tokenizer ({exc})") from None
     config_file = model_dir / "tokenizer_config.json"
     config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.is_file() else {}
-    clean_up = bool(config.get("clean_up_tokenization_spaces", False))
+    clean_up = as_tokenizer_config_says and bool(config.get("clean_up_tokenization_spaces", False))
 
     def decode(batch: Sequence[Sequence[int]]) -> list[str]:
         texts = tokenizer.decode_batch([list(ids) for ids in batch], skip_special_tokens=skip_special_tokens)
