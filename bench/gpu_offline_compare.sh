@@ -5,24 +5,16 @@
 #   setsid nohup bash bench/gpu_offline_compare.sh > /tmp/gpu-compare.log 2>&1 &
 # Results: /tmp/gpu-compare/raw.json, /tmp/gpu-compare/harness.json and the runs beside them.
 set -uo pipefail
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 SUBMITTER_SYSTEMS_PATH=$PWD/bench/systems
-RESULTS=/tmp/gpu-compare
-mkdir -p "$RESULTS"
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-[ -f /tmp/synthetic-cnn-eval.json ] || python3 -m submitter data synth --out /tmp/synthetic-cnn-eval.json
-[ -d /tmp/dummy-llama3.1-8b ] || python3 -m submitter data dummy-model --out /tmp/dummy-llama3.1-8b
+export RESULTS=/tmp/gpu-compare
+# The environment, the data and the helpers: `timed` reports on stderr, so harness.json stays JSON.
+source bench/gpu_host.sh
 
-timed() {
-  local started=$SECONDS
-  "$@"
-  echo "== exit $? after $((SECONDS - started)) s: $*"
-}
 # The raw engine first: it pays the host's first compile, which is outside both timings anyway.
 timed python3 bench/raw_offline.py --system gpu_dummy --samples 13368 --out "$RESULTS/raw.json"
 # The same 13368 prompts once through LoadGen (Offline, one pass, min_duration 0).
-timed python3 -m submitter run --system gpu_dummy --scenario Offline --mode performance --smoke \
+timed submitter run --system gpu_dummy --scenario Offline --mode performance --smoke \
   --smoke-samples 13368 --runs-dir "$RESULTS/runs" --json > "$RESULTS/harness.json"
-timed python3 -m submitter run --system gpu_dummy --scenario Server --mode TEST06 --smoke --runs-dir "$RESULTS/runs"
-timed python3 -m submitter run --system gpu_dummy --scenario Server --mode accuracy --smoke --runs-dir "$RESULTS/runs"
+timed submitter run --system gpu_dummy --scenario Server --mode TEST06 --smoke --runs-dir "$RESULTS/runs"
+timed submitter run --system gpu_dummy --scenario Server --mode accuracy --smoke --runs-dir "$RESULTS/runs"
 python3 bench/summarize_runs.py "$RESULTS/runs"
-echo "== gpu compare done"
+log "gpu compare done"
