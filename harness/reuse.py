@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.runner import RunPlan
+from harness.runner import RunPlan, runs_newest_first
 from submitter.errors import SubmitterError
 from submitter.fileformats.audit_config import read_audit_config
 from submitter.fileformats.run_mode import Mode
@@ -94,21 +94,11 @@ def differences(planned: dict[str, Any], recorded: dict[str, Any], prefix: str =
     return found
 
 
-def earlier_runs(plan: RunPlan) -> list[Path]:
-    """Run directories of this system, benchmark, scenario and mode, newest first."""
-    request = plan.request
-    parent = request.runs_root / request.system.id / request.benchmark / request.scenario / request.mode
-    if not parent.is_dir():
-        return []
-    runs = [path for path in parent.iterdir() if path.is_dir()]
-    return sorted(runs, key=lambda path: path.name, reverse=True)
-
-
 def find_earlier(plan: RunPlan) -> Earlier:
     """The newest valid run with the plan's settings, or why the plan must run (about the newest run)."""
     wanted = plan_settings(plan)
     reasons = []
-    for run_dir in earlier_runs(plan):
+    for run_dir in runs_newest_first(plan, plan.request.mode):
         try:
             record = read_record(run_dir)
         except SubmitterError as exc:

@@ -10,7 +10,6 @@ A run refused before LoadGen started leaves no directory behind.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import time
@@ -41,6 +40,7 @@ from submitter.fileformats.run_record import (
     EngineRecord,
     LoadGenRecord,
     RunRecord,
+    read_record,
     scores_text,
     write_record,
 )
@@ -329,9 +329,24 @@ def _scoring_tokenizer(model: str, dummy_weights: bool) -> Path | None:
     return None
 
 
-def run_directory(plan: RunPlan, now: datetime) -> Path:
+def runs_of(plan: RunPlan, mode: str) -> Path:
+    """Where runs of `mode` for the plan's system, benchmark and scenario are kept."""
     request = plan.request
-    parent = request.runs_root / request.system.id / request.benchmark / request.scenario / request.mode
+    return request.runs_root / request.system.id / request.benchmark / request.scenario / mode
+
+
+def runs_newest_first(plan: RunPlan, mode: str) -> list[Path]:
+    """The run directories of `mode` for the plan's system, benchmark and scenario, newest first."""
+    folder = runs_of(plan, mode)
+    if not folder.is_dir():
+        return []
+    return sorted(
+        (path for path in folder.iterdir() if path.is_dir()), key=lambda path: path.name, reverse=True
+    )
+
+
+def run_directory(plan: RunPlan, now: datetime) -> Path:
+    parent = runs_of(plan, plan.request.mode)
     stamp = now.strftime("%Y%m%dT%H%M%SZ")
     candidate, number = parent / stamp, 1
     while candidate.exists():
@@ -386,14 +401,13 @@ def evaluate_run(plan: RunPlan, run_dir: Path) -> tuple[dict | None, dict | None
 def newest_completed_run(plan: RunPlan, mode: str) -> Path | None:
     """The newest run of `mode` that LoadGen completed, for the plan's system, benchmark and scenario
     (TEST01's references: the answers an accuracy run logged count whatever they scored)."""
-    request = plan.request
-    folder = request.runs_root / request.system.id / request.benchmark / request.scenario / mode
-    for run_dir in sorted(folder.glob("*"), reverse=True):
+    for run_dir in runs_newest_first(plan, mode):
         try:
-            if json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("status") == "completed":
-                return run_dir
-        except (OSError, ValueError, AttributeError):
+            record = read_record(run_dir)
+        except SubmitterError:  # a record this version cannot read is no reference
             continue
+        if record is not None and record.status == "completed":
+            return run_dir
     return None
 
 

@@ -29,7 +29,8 @@ from harness.engines.synthetic import SyntheticEngine
 from harness.media import AudioClip, ImageChat
 from harness.preflight import check_backend_takes_media
 from harness.stand_in_models import DEMO_ANSWERS, prompt_key
-from submitter.errors import UsageProblem
+from submitter.errors import SubmitterError, UsageProblem
+from submitter.evaluation.accuracy_log import LoggedPayload
 from submitter.rounds.registry import load_round
 
 ALPHABET = " abcdefghijklmnopqrstuvwxyz'0123456789$%+-"  # the references' 42 labels, in order
@@ -351,8 +352,8 @@ def test_synthetic_engine_answers_a_demo_model_by_the_samples_media(tmp_path: Pa
 # ------------------------------------------------------------------------------------------------- TEST01
 
 
-def int64_entry(index: int, values: list[int]) -> dict:
-    return log_entry(index, array("q", values).tobytes())
+def int64_entry(index: int, values: list[int]) -> LoggedPayload:
+    return LoggedPayload(index, array("q", values).tobytes())
 
 
 def test_test01_compares_first_elements_as_verify_accuracy_does() -> None:
@@ -367,6 +368,11 @@ def test_test01_compares_first_elements_as_verify_accuracy_does() -> None:
     # Read as int32, [7] and [7 + 2**32] share their first element: the dtype decides.
     assert compare_answers([int64_entry(1, [7])], [int64_entry(1, [7 + 2**32])], "int32")[2] == 0
     assert compare_answers([int64_entry(1, [7])], [int64_entry(1, [7 + 2**32])], "int64")[2] == 1
+
+
+def test_test01_names_a_response_that_is_no_whole_number_of_elements() -> None:
+    with pytest.raises(SubmitterError, match="5 bytes is not made of int64 elements"):
+        compare_answers([int64_entry(0, [1])], [LoggedPayload(0, b"\x01" * 5)], "int64")
 
 
 def detail_log(path: Path, scenario: str, result: float, valid: bool = True) -> Path:

@@ -21,6 +21,7 @@ import numpy as np
 
 from compliance.registry import AuditContext
 from submitter.errors import SubmitterError
+from submitter.evaluation.accuracy_log import LoggedPayload, payloads_of, read_log_records
 from submitter.fileformats.mlperf_log import parse_detail_log
 from submitter.fileio import write_text_atomic
 
@@ -53,41 +54,31 @@ class Test01Verdict:
         return self.problems
 
 
-def _entries(path: Path) -> list[dict]:
-    try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise SubmitterError(f"{path} cannot be read as LoadGen's accuracy log ({exc})") from None
-    if not isinstance(entries, list):
-        raise SubmitterError(f"{path} must hold a JSON array of LoadGen records")
-    return entries
-
-
-def compare_answers(reference: list[dict], audit: list[dict], dtype: str) -> tuple[list[str], int, int]:
-    """verify_accuracy.py's count lines, the number of matched samples and of differing answers."""
-    answers: dict[int, str] = {}
+def compare_answers(
+    reference: list[LoggedPayload], audit: list[LoggedPayload], dtype: str
+) -> tuple[list[str], int, int]:
+    """verify_accuracy.py's count lines, the number of matched samples and of differing answers; a
+    response that is no whole number of `dtype` elements is a SubmitterError (the script would crash)."""
+    answers: dict[int, bytes] = {}
     duplicates = reference_mismatches = 0
     for entry in reference:
-        index, data = entry["qsl_idx"], entry["data"]
-        if index in answers:
+        if entry.qsl_idx in answers:
             duplicates += 1
-            reference_mismatches += answers[index] != data
+            reference_mismatches += answers[entry.qsl_idx] != entry.data
         else:
-            answers[index] = data
+            answers[entry.qsl_idx] = entry.data
     matched = mismatches = missing = 0
     for entry in audit:
-        index = entry["qsl_idx"]
-        if index in answers:
+        if entry.qsl_idx in answers:
             matched += 1
-            mine = np.frombuffer(bytes.fromhex(entry["data"]), dtype)
-            theirs = np.frombuffer(bytes.fromhex(answers[index]), dtype)
+            mine, theirs = _elements(entry.data, dtype), _elements(answers[entry.qsl_idx], dtype)
             if mine.size == 0 or theirs.size == 0:
                 mismatches += mine.size != theirs.size
             elif mine[0] != theirs[0]:
                 mismatches += 1
         else:
             missing += 1
-        answers[index] = entry["data"]
+        answers[entry.qsl_idx] = entry.data
     lines = [
         "Verifying accuracy. This might take a while...",
         "Reading accuracy mode results...",
@@ -101,6 +92,13 @@ def compare_answers(reference: list[dict], audit: list[dict], dtype: str) -> tup
         f"num_missing_qsl_idxs = {missing}",
     ]
     return lines, matched, mismatches
+
+
+def _elements(data: bytes, dtype: str) -> np.ndarray:
+    size = np.dtype(dtype).itemsize
+    if len(data) % size:
+        raise SubmitterError(f"a logged response of {len(data)} bytes is not made of {dtype} elements")
+    return np.frombuffer(data, dtype)
 
 
 def _result(detail: Path) -> tuple[str | None, float | None, object, str | None]:
@@ -154,8 +152,10 @@ def verify_run(run_dir: Path, context: AuditContext) -> Test01Verdict:
         write_text_atomic(run_dir / PERFORMANCE_FILE, f"{note}\nTEST FAIL\n")
         verdict.problems.append(note)
         return verdict
-    audit_entries = _entries(run_dir / ACCURACY_LOG)
-    reference_entries = _entries(accuracy_run / ACCURACY_LOG)
+    audit_records = read_log_records(run_dir / ACCURACY_LOG)
+    reference_records = read_log_records(accuracy_run / ACCURACY_LOG)
+    audit_entries = payloads_of(audit_records, run_dir / ACCURACY_LOG)
+    reference_entries = payloads_of(reference_records, accuracy_run / ACCURACY_LOG)
     lines, matched, mismatches = compare_answers(reference_entries, audit_entries, context.response_dtype)
     verdict.samples = len(audit_entries)
     verdict.accuracy_passed = mismatches == 0 and matched > 0
@@ -165,7 +165,13 @@ def verify_run(run_dir: Path, context: AuditContext) -> Test01Verdict:
     )
     if not verdict.accuracy_passed:
         verdict.problems.append(f"{mismatches} of {matched} logged answers differ from the accuracy run's")
-        _score_both(run_dir, audit_entries, reference_entries, context, verdict)
+        sampled = {entry.qsl_idx for entry in audit_entries}
+        baseline = [
+            record
+            for record, entry in zip(reference_records, reference_entries, strict=True)
+            if entry.qsl_idx in sampled
+        ]
+        _score_both(run_dir, baseline, context, verdict)
     performance_lines, verdict.performance_passed = compare_performance(
         performance_run / DETAIL_LOG, run_dir / DETAIL_LOG
     )
@@ -175,19 +181,16 @@ def verify_run(run_dir: Path, context: AuditContext) -> Test01Verdict:
     return verdict
 
 
-def _score_both(
-    run_dir: Path, audit: list[dict], reference: list[dict], context: AuditContext, verdict: Test01Verdict
-) -> None:
-    """The fallback for non-deterministic answers: the accuracy of the audit's samples in both runs."""
+def _score_both(run_dir: Path, baseline: list, context: AuditContext, verdict: Test01Verdict) -> None:
+    """The fallback for non-deterministic answers: the accuracy of the audit's samples in both runs
+    (`baseline`: the accuracy run's records of those samples, as it logged them)."""
     if context.accuracy_report is None:
         verdict.problems.append(
             "the answers cannot be scored (no tokenizer), so there is no accuracy fallback"
         )
         return
-    sampled = {entry["qsl_idx"] for entry in audit}
     baseline_dir = run_dir / _BASELINE_FOLDER
     baseline_dir.mkdir(exist_ok=True)
-    baseline = [entry for entry in reference if entry["qsl_idx"] in sampled]
     write_text_atomic(baseline_dir / ACCURACY_LOG, json.dumps(baseline, indent=0) + "\n")
     try:
         baseline_text = context.accuracy_report(baseline_dir / ACCURACY_LOG).accuracy_txt()

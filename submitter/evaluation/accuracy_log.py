@@ -37,8 +37,13 @@ class LoggedPayload:
 
 def read_logged_payloads(path: Path) -> list[LoggedPayload]:
     """Every record's raw response, in file order; a record that cannot be read names its position."""
+    return payloads_of(read_log_records(path), path)
+
+
+def payloads_of(records: list, path: Path) -> list[LoggedPayload]:
+    """`read_log_records`'s records as raw responses; a record that cannot be read names its position."""
     payloads = []
-    for position, record in enumerate(_records(path)):
+    for position, record in enumerate(records):
         try:
             payloads.append(LoggedPayload(int(record["qsl_idx"]), bytes.fromhex(record["data"])))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -46,7 +51,8 @@ def read_logged_payloads(path: Path) -> list[LoggedPayload]:
     return payloads
 
 
-def _records(path: Path) -> list:
+def read_log_records(path: Path) -> list:
+    """The log's records as JSON objects, in file order."""
     try:
         records = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -65,7 +71,7 @@ def _records(path: Path) -> list:
 def read_accuracy_log(path: Path) -> list[LoggedResponse]:
     """Every record in file order; a record that cannot be read names its position."""
     responses = []
-    for position, record in enumerate(_records(path)):
+    for position, record in enumerate(read_log_records(path)):
         try:
             first = record.get("token_data")
             responses.append(
