@@ -128,7 +128,7 @@ class OpenAIEngine:
         if isinstance(sample.media, ImageChat):
             return endpoint.chat_url, {**self._body, "messages": list(sample.media.messages)}
         if isinstance(sample.media, AudioClip):
-            raise ServerError("the openai backend does not send audio; run whisper with backend vllm")
+            raise ServerError("the openai backend does not send audio; use backend vllm")
         return endpoint.url, {**self._body, "prompt": list(sample.prompt)}
 
     def _least_loaded(self) -> _Endpoint:
