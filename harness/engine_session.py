@@ -18,12 +18,19 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from harness.worker import PARENT_PID_VARIABLE, REPORT_FD_VARIABLE, WorkerSpec, loadgen_configuration
+from harness.worker import (
+    ABORTED,
+    PARENT_PID_VARIABLE,
+    REPORT_FD_VARIABLE,
+    WorkerSpec,
+    loadgen_configuration,
+)
 from submitter.fileformats.run_record import WorkerResult
 from submitter.interrupts import terminate_as_interrupt
 
@@ -33,8 +40,9 @@ _EXIT_WAIT_S = 120
 
 @dataclass(frozen=True)
 class TestOutcome:
-    """How one test ended: the worker's status (0 done, 1 failed, 3 refused before LoadGen started;
-    otherwise the exit status of a worker that died), what it reported, and whether we stopped it."""
+    """How one test ended: the worker's status (0 done, 1 failed, 3 refused before LoadGen started,
+    4 aborted early; otherwise the exit status of a worker that died), what it reported, and whether
+    we stopped it."""
 
     status: int | None
     result: WorkerResult | None
@@ -49,6 +57,19 @@ def worker_environment(extra: Mapping[str, str], loadgen_path: Path | None = Non
         inherited = environment.get("PYTHONPATH")
         environment["PYTHONPATH"] = os.pathsep.join([str(loadgen_path), *([inherited] if inherited else [])])
     return environment
+
+
+def _group_runs(group: int) -> bool:
+    """Whether a process of the group still runs (Linux's /proc; zombies hold no memory and do not count,
+    and where /proc is missing nothing is known to run)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()  # after the command: state, ppid, pgrp
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if len(fields) > 2 and fields[2] == str(group) and fields[0] not in ("Z", "X"):
+            return True
+    return False
 
 
 class EngineSession:
@@ -84,7 +105,10 @@ class EngineSession:
         if not line:  # died in the middle of the test (killed, out of memory, a crash in C++)
             return TestOutcome(self._stop(), None)
         answer = json.loads(line)
-        if answer["status"] != 0:
+        if answer["status"] == ABORTED:
+            # LoadGen cannot stop a test, and its schedule would run on: end the worker and its engine.
+            self._stop()
+        elif answer["status"] != 0:
             self.close()  # the worker ends itself after a failed test
         return TestOutcome(answer["status"], WorkerResult.model_validate(answer["result"]))
 
@@ -121,7 +145,8 @@ class EngineSession:
         self._report = os.fdopen(report_read, "r", encoding="utf-8")
 
     def _stop(self) -> int | None:
-        """End the worker and everything it started (engine processes share its process group)."""
+        """End the worker and everything it started (engine processes share its process group), and
+        wait until all of them are gone: the next test's engine needs the memory they hold."""
         worker = self._worker
         assert worker is not None
         for sent, wait_s in ((signal.SIGTERM, 15), (signal.SIGKILL, 15)):
@@ -129,11 +154,15 @@ class EngineSession:
                 os.killpg(worker.pid, sent)
             except ProcessLookupError:
                 break
+            deadline = time.monotonic() + wait_s
             try:
                 worker.wait(timeout=wait_s)
-                break
             except subprocess.TimeoutExpired:
                 continue
+            while _group_runs(worker.pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if not _group_runs(worker.pid):
+                break
         status = worker.poll()
         self._forget()
         return status

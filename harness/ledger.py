@@ -27,6 +27,9 @@ Event = Literal[
     "run-finished",  # `status`, `valid` and `detail` (the metric or the first problem)
     "plan-finished",  # `detail`: how many steps were valid
     "plan-interrupted",
+    "tune-started",  # tune-engine begins a search; `detail` lists its space
+    "tune-trial",  # one configuration's score (`detail`) and its first run (`run_dir`)
+    "tune-finished",  # `detail`: the best configuration against the descriptor's
 ]
 
 

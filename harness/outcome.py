@@ -94,7 +94,9 @@ def mode_problems(mode: Mode, outcome: LoadGenOutcome | None) -> list[str]:
         return ["LoadGen wrote no detail log"]
     problems = [f"LoadGen error: {message}" for message in outcome.errors]
     if mode is Mode.PERFORMANCE:
-        if outcome.validity != "VALID":
+        if outcome.validity is None:  # an empty or cut-off log: LoadGen never wrote its result
+            problems.append("the detail log holds no verdict: LoadGen did not finish the run")
+        elif outcome.validity != "VALID":
             missed = f": {', '.join(outcome.unmet)} not met" if outcome.unmet else ""
             reason = f" ({outcome.invalid_reason.strip()})" if outcome.invalid_reason else ""
             problems.append(f"LoadGen judged the run {outcome.validity}{missed}{reason}")

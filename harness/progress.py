@@ -78,6 +78,10 @@ class RunStats:
             elif first is not None:
                 self._tpot.append((now - first) / (n_tokens - 1))
 
+    def elapsed_s(self) -> float:
+        """Seconds since these stats began (just before LoadGen starts its test)."""
+        return time.monotonic() - self._began
+
     def snapshot(self) -> Snapshot:
         with self._lock:
             ttft, tpot = list(self._ttft), list(self._tpot)

@@ -51,6 +51,7 @@ class CampaignRequest:
     fail_fast: bool = False
     progress: bool = False
     command_line: tuple[str, ...] = ()
+    early_abort: bool = True  # Server and Interactive performance runs stop once VALID is impossible
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ def plan_campaign(request: CampaignRequest) -> Campaign:
             runs_root=request.runs_root,
             progress=request.progress,
             command_line=request.command_line,
+            early_abort=request.early_abort,
         )
         try:
             plan = plan_run(run_request)

@@ -24,18 +24,20 @@ import msgspec
 from compliance.registry import AuditContext, audit_config_path, audit_test
 from harness import environment, ledger, preflight
 from harness.benchmarks.registry import benchmark_plugin, load_plugin, response_dtype, sample_media
+from harness.early_abort import Limits
 from harness.engine_session import EngineSession, worker_environment
 from harness.engines.base import EngineSpec, Generation
 from harness.loadgen_release import LoadGenRelease, release_for
 from harness.loadgen_settings import LoadGenTarget, Smoke, loadgen_target, user_conf_text
 from harness.outcome import mode_problems, read_outcome
 from harness.stand_in_models import dummy_description
-from harness.worker import REFUSED_BEFORE_START, WorkerSpec
+from harness.worker import ABORTED, REFUSED_BEFORE_START, WorkerSpec
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.evaluation.detokenize import TOKENIZER_FILE, find_tokenizer
 from submitter.evaluation.verdicts import ScoredResult
 from submitter.fileformats.run_mode import Mode
 from submitter.fileformats.run_record import (
+    ABORTED_NOT_SUBMITTABLE,
     SMOKE_NOT_SUBMITTABLE,
     EngineRecord,
     LoadGenRecord,
@@ -51,6 +53,8 @@ from submitter.systems.backends import backend_info
 from submitter.systems.descriptor import BenchmarkSetup, SystemDescriptor
 
 USER_CONF = "user.conf"
+# Scenarios whose queries arrive on LoadGen's Poisson schedule, whatever the engine does.
+_ARRIVAL_SCENARIOS = (Scenario.SERVER, Scenario.INTERACTIVE)
 
 
 class RunInterrupted(SubmitterError):
@@ -78,6 +82,7 @@ class RunRequest:
     progress: bool = False
     command_line: tuple[str, ...] = ()
     target_qps: float | None = None  # replaces the descriptor's (tune-qps trials)
+    early_abort: bool = True  # stop a Server or Interactive performance run once VALID is impossible
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,7 @@ class RunPlan:
     loadgen: LoadGenRelease
     not_submittable: list[str] = field(default_factory=list)
     tokenizer: Path | None = None  # the folder with tokenizer.json that scores an accuracy run
+    early_abort: Limits | None = None  # the limits that stop the run early; None: it runs to the end
 
     @property
     def plugin(self) -> str:
@@ -291,7 +297,21 @@ def plan_run(request: RunRequest) -> RunPlan:
         loadgen=loadgen,
         not_submittable=not_submittable,
         tokenizer=tokenizer,
+        early_abort=early_abort_limits(request, benchmark) if request.early_abort else None,
     )
+
+
+def early_abort_limits(request: RunRequest, benchmark: BenchmarkRules) -> Limits | None:
+    """The round's limits a run is stopped by once it cannot meet them: Server and Interactive
+    performance runs only (accuracy runs and audits must log every answer), TTFT and TPOT for LLMs,
+    the whole answer's latency otherwise; None where the round sets none."""
+    if request.mode is not Mode.PERFORMANCE or request.scenario not in _ARRIVAL_SCENARIOS:
+        return None
+    if benchmark.llm:
+        tokens = benchmark.token_latency_limits.get(request.scenario)
+        return None if tokens is None else Limits(ttft_ms=tokens.ttft_ms, tpot_ms=tokens.tpot_ms)
+    latency_ns = benchmark.latency_constraint_ns.get(request.scenario)
+    return None if latency_ns is None else Limits(latency_ms=latency_ns / 1e6)
 
 
 def _audit_config(test: str, benchmark: str) -> Path:
@@ -473,6 +493,7 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         max_input_tokens=plan.benchmark.generation.max_input_tokens if plan.benchmark.generation else 0,
         engine=plan.engine,
         progress_label=label if request.progress else None,
+        early_abort=plan.early_abort,
     )
     worker_env = worker_environment(plan.setup.environment, plan.loadgen.path)
     began = time.monotonic()
@@ -496,7 +517,9 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
             detail=reason,
         )
         raise SubmitterError(reason)
-    if status == "completed" and exit_status != 0:
+    if status == "completed" and exit_status == ABORTED and result and result.aborted:
+        status = "aborted"
+    elif status == "completed" and exit_status != 0:
         status = "failed"
 
     scenario = request.scenario
@@ -507,12 +530,19 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         plan.audit_config,
     )
     problems = [] if status == "completed" else [f"the run {status} (worker exit status {exit_status})"]
+    not_submittable = plan.not_submittable
+    if status == "aborted":
+        # The reason says it all; a detail log cut off by the kill has no verdict to report.
+        assert result is not None and result.aborted is not None
+        problems = [result.aborted]
+        not_submittable = [*not_submittable, ABORTED_NOT_SUBMITTABLE]
     if result and result.error:
         problems.append(result.error)
     if result and result.failed_samples:
         failed, first = result.failed_samples, result.first_failure
         problems.append(f"{failed} sample(s) failed in the engine; the first: {first}")
-    problems += mode_problems(request.mode, outcome)
+    if status != "aborted":
+        problems += mode_problems(request.mode, outcome)
     audit, accuracy = None, None
     if status == "completed" and outcome is not None and not problems:
         audit, accuracy, evaluation_problems = evaluate_run(plan, run_dir)
@@ -521,8 +551,8 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         status=status,  # type: ignore[arg-type]
         valid=not problems,
         problems=problems,
-        submittable=not plan.not_submittable,
-        not_submittable=plan.not_submittable,
+        submittable=not not_submittable,
+        not_submittable=not_submittable,
         system=request.system.id,
         system_desc_id=request.system.system_desc_id,
         round=plan.rules.name,

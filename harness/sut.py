@@ -10,12 +10,14 @@ a benchmark whose responses are text (`Prompts.answer_payload`) gets the answer 
 from __future__ import annotations
 
 import threading
+import time
 from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import mlperf_loadgen as lg
 
+from harness.early_abort import LatencyWatch
 from harness.engines.base import Engine, Sample
 from harness.progress import RunStats
 from harness.prompts import Prompts
@@ -44,6 +46,8 @@ class LoadGenResponder:
 
     In streaming scenarios LoadGen needs the first token before the completion; should an engine
     complete a sample without having reported it, the first generated token is reported first.
+    A `watch` (early abort) gets each time on the side of LoadGen's call that keeps it a lower bound
+    of LoadGen's own latencies (harness.early_abort).
     """
 
     def __init__(
@@ -52,8 +56,10 @@ class LoadGenResponder:
         streaming: bool,
         finish: Callable[[int, Sequence[int]], Sequence[int]] | None = None,
         payload: Callable[[Sequence[int]], array] | None = None,
+        watch: LatencyWatch | None = None,
     ) -> None:
         self._stats = stats
+        self._watch = watch
         self._streaming = streaming
         # The benchmark's edit of an answer before LoadGen sees it, by dataset index (Prompts.finish).
         self._finish = finish
@@ -72,10 +78,13 @@ class LoadGenResponder:
         self._stats.first_token(sample_id)
         payload = self._payload(token_ids)
         address, count = payload.buffer_info()
+        sent_at = time.monotonic()  # before LoadGen stamps the first token: TTFT measured short
         # `payload` stays referenced until FirstTokenComplete returns, and LoadGen copies it before then.
         lg.FirstTokenComplete(
             [lg.QuerySampleResponse(sample_id, address, count * payload.itemsize, len(token_ids))]
         )
+        if self._watch is not None:  # after it: TPOT, measured from here, is short too
+            self._watch.first_token(sample_id, sent_at, time.monotonic())
 
     def expect(self, samples: Sequence[Sample]) -> None:
         """Note the dataset index of samples about to be issued (only needed to finish their answers)."""
@@ -100,10 +109,13 @@ class LoadGenResponder:
         payload = self._payload(token_ids)
         address, count = payload.buffer_info()
         tokens = len(token_ids)
+        completed_at = time.monotonic()  # before LoadGen stamps the completion
         lg.QuerySamplesComplete(
             [lg.QuerySampleResponse(sample_id, address, count * payload.itemsize, tokens)]
         )
         self._stats.completed_sample(sample_id, tokens)
+        if self._watch is not None:
+            self._watch.completed(sample_id, tokens, completed_at)
 
     def fail(self, sample_id: int, reason: str) -> None:
         """LoadGen waits for every sample, so a failed one is completed empty; LoadGen then logs an error."""
@@ -114,13 +126,21 @@ class LoadGenResponder:
             self._index_of.pop(sample_id, None)
         lg.QuerySamplesComplete([lg.QuerySampleResponse(sample_id, 0, 0, 0)])
         self._stats.completed_sample(sample_id, 0)
+        if self._watch is not None:
+            self._watch.failed(sample_id)
 
 
 class SystemUnderTest:
     def __init__(
-        self, engine: Engine, library: QuerySampleLibrary, responder: LoadGenResponder, stats: RunStats
+        self,
+        engine: Engine,
+        library: QuerySampleLibrary,
+        responder: LoadGenResponder,
+        stats: RunStats,
+        watch: LatencyWatch | None = None,
     ):
         self._engine = engine
+        self._watch = watch
         self._prompts = library.prompts.token_ids
         self._output_lengths = library.prompts.output_lengths
         self._media = library.prompts.media
@@ -128,6 +148,7 @@ class SystemUnderTest:
         self._stats = stats
 
     def issue(self, query_samples: Sequence[Any]) -> None:
+        issued_at = time.monotonic()  # LoadGen measures from the scheduled time, which is no later
         lengths, media = self._output_lengths, self._media
         samples = [
             Sample(
@@ -140,6 +161,8 @@ class SystemUnderTest:
             for query in query_samples
         ]
         self._stats.issued_samples(sample.id for sample in samples)
+        if self._watch is not None:  # before the engine may answer
+            self._watch.issued([sample.id for sample in samples], issued_at)
         self._responder.expect(samples)
         self._engine.submit(samples, self._responder)
 

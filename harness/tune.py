@@ -7,6 +7,11 @@ Near the engine's capacity a short trial can pass where ten minutes fail (the qu
 so an INVALID confirmation steps down to `precision` below the rate that run actually completed, and
 is confirmed again. Every trial runs on one engine, started once (`harness.engine_session`).
 
+Trials and confirmations stop early once their latencies make VALID impossible (`harness.early_abort`):
+such a trial is INVALID, and the rate it completed until then stands for its capacity. An aborted test
+ends its worker, so the next trial starts the engine again; a search trial is therefore only watched
+while the engine starts faster than the trial's minimum duration, the most an abort can save.
+
     result = tune_qps(TuneRequest(system, Scenario.SERVER), on_trial=print)
 """
 
@@ -47,6 +52,7 @@ class TuneRequest:
     runs_root: Path = Path("runs")
     progress: bool = False
     command_line: tuple[str, ...] = ()
+    early_abort: bool = True  # stop a trial once VALID is impossible (harness.early_abort)
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,10 @@ class Trial:
     p99_ttft_ms: float | None
     p99_tpot_ms: float | None
     why_invalid: str | None
+    aborted: bool = False  # stopped early: VALID was impossible (why_invalid says why)
+    seconds: float | None = None  # LoadGen's seconds: the whole test, or until the abort
+    saved_s: float | None = None  # the schedule's seconds an abort spared
+    engine_start_s: float | None = None  # the engine started for this trial, in that many seconds
 
 
 @dataclass
@@ -70,7 +80,12 @@ class TuneResult:
 
 
 def _trial(
-    request: TuneRequest, qps: float, smoke: Smoke | None, confirmation: bool, session: EngineSession
+    request: TuneRequest,
+    qps: float,
+    smoke: Smoke | None,
+    confirmation: bool,
+    session: EngineSession,
+    early_abort: bool,
 ) -> Trial:
     finished: FinishedRun = execute(
         plan_run(
@@ -86,23 +101,36 @@ def _trial(
                 progress=request.progress,
                 command_line=request.command_line,
                 target_qps=round(qps, 3),
+                early_abort=early_abort,
             )
         ),
         session,
     )
-    outcome = finished.record.loadgen.outcome
+    record = finished.record
+    outcome = record.loadgen.outcome
     figures = outcome.figures if outcome else {}
+    harness = record.harness
+    aborted = record.status == "aborted"
+    seconds = harness.loadgen_test_s if harness else None
+    completed_qps = figures.get("completed_samples_per_second")
+    if aborted and harness and seconds:
+        # LoadGen wrote no result: the rate completed until the abort stands for the engine's capacity.
+        completed_qps = round(harness.samples_completed / seconds, 3)
     return Trial(
         qps=round(qps, 3),
         confirmation=confirmation,
         full_length=smoke is None,
-        valid=finished.record.valid,
+        valid=record.valid,
         run_dir=finished.run_dir,
-        tokens_per_second=outcome.metric_value if outcome else None,
-        completed_qps=figures.get("completed_samples_per_second"),
+        tokens_per_second=None if aborted or not outcome else outcome.metric_value,
+        completed_qps=completed_qps,
         p99_ttft_ms=figures["p99_ttft_ns"] / 1e6 if "p99_ttft_ns" in figures else None,
         p99_tpot_ms=figures["p99_tpot_ns"] / 1e6 if "p99_tpot_ns" in figures else None,
-        why_invalid=None if finished.record.valid else "; ".join(finished.record.problems) or "not valid",
+        why_invalid=None if record.valid else "; ".join(record.problems) or "not valid",
+        aborted=aborted,
+        seconds=seconds,
+        saved_s=harness.early_abort.saved_s if aborted and harness and harness.early_abort else None,
+        engine_start_s=harness.engine_start_s if harness else None,
     )
 
 
@@ -120,12 +148,22 @@ def _start_qps(request: TuneRequest) -> float:
     return float(configured)
 
 
+def worth_aborting(smoke: Smoke | None, engine_start_s: float | None) -> bool:
+    """Whether a trial should stop early once VALID is impossible: an abort ends the worker, so the next
+    trial waits for the engine to start again, and an abort saves at most the trial's minimum duration.
+    Full-length runs (ten minutes) always are; so is every trial before an engine start was measured."""
+    if smoke is None or engine_start_s is None:
+        return True
+    return engine_start_s < smoke.min_duration_ms / 1000
+
+
 def next_confirmation_qps(failed: Trial, precision: float) -> float:
     """The rate to confirm after `failed`: `precision` below what that run actually completed.
 
     Above capacity the queue grows for the whole run and the engine completes only what it can, so the
     completed rate measures the capacity; stepping down from the target instead would spend another ten
     minutes on a rate that cannot hold either. Below capacity the two rates differ only by the final drain.
+    An aborted run's completed rate is the one until the abort (`Trial.completed_qps`).
     """
     ceiling = min(failed.qps, failed.completed_qps or failed.qps)
     return ceiling * (1 - precision)
@@ -140,9 +178,14 @@ def tune_qps(request: TuneRequest, on_trial: Callable[[Trial], None]) -> TuneRes
 
 def _search(request: TuneRequest, on_trial: Callable[[Trial], None], session: EngineSession) -> TuneResult:
     result = TuneResult()
+    engine_start_s: float | None = None  # the last engine start measured; None before the first
 
     def attempt(qps: float, smoke: Smoke | None, confirmation: bool = False) -> Trial:
-        trial = _trial(request, qps, smoke, confirmation, session)
+        nonlocal engine_start_s
+        early_abort = request.early_abort and worth_aborting(smoke, engine_start_s)
+        trial = _trial(request, qps, smoke, confirmation, session, early_abort)
+        if trial.engine_start_s is not None:
+            engine_start_s = trial.engine_start_s
         result.trials.append(trial)
         on_trial(trial)
         return trial

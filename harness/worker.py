@@ -8,6 +8,11 @@ everything it can; this process re-checks what only LoadGen itself knows (the se
 mlperf.conf sets). Status 3 means the test stopped before LoadGen started; any status but 0 ends the
 process, so a broken engine never serves another test.
 
+Early abort (`harness.early_abort`): LoadGen has no call that ends a test, and StartTest blocks for the
+whole schedule, so once a Server run's latencies make VALID impossible the thread that sees it writes
+the test's line with status 4 (ABORTED) at once, and the parent ends this process group; the test's
+line is written once, whoever writes it first.
+
 LoadGen reads its configuration once per process: a second `FromConfig` leaves mlperf.conf out and
 logs "Multiple conf files are used" as an error in the test's log. So the first test's settings are
 read from mlperf.conf and its user.conf and remembered; a later test starts from them again and may
@@ -19,24 +24,28 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 from array import array
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.early_abort import LatencyWatch, Limits, Schedule, allowed_over
 from harness.engines.base import Engine, EngineSpec
 from harness.lifetime import end_with_parent
+from harness.progress import RunStats
 from harness.prompts import Prompts
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.evaluation.detokenize import TOKENIZER_FILE, find_tokenizer, load_detokenizer
 from submitter.fileformats.run_mode import Mode
-from submitter.fileformats.run_record import WorkerResult
+from submitter.fileformats.run_record import EarlyAbortRecord, WorkerResult
 
 REFUSED_BEFORE_START = 3
+ABORTED = 4  # stopped early: VALID was impossible; the parent ends the process
 PARENT_PID_VARIABLE = "SUBMITTER_PARENT_PID"
 REPORT_FD_VARIABLE = "SUBMITTER_REPORT_FD"
 # The TestSettings field that user.conf's target_qps sets, per LoadGen scenario.
@@ -62,6 +71,9 @@ class WorkerSpec(BaseModel):
     max_input_tokens: int
     engine: EngineSpec
     progress_label: str | None = None
+    # The round's latency limits of a Server or Interactive performance run, to stop it early once
+    # VALID is impossible; None: run to the end.
+    early_abort: Limits | None = None
 
 
 class _KeptState:
@@ -164,11 +176,99 @@ def _answer_payload(prompts: Prompts, model: str) -> Callable[[Sequence[int]], a
     return lambda token_ids: encode(decode([token_ids])[0])
 
 
-def run(spec: WorkerSpec, result: WorkerResult, kept: _KeptState) -> None:
+class Reports:
+    """The report file: one line per test, written once, by the test's end or by an early abort from
+    an engine's (or LoadGen's) thread, whichever comes first."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self._test = 0
+        self._reported = 0
+
+    def next_test(self) -> None:
+        with self._lock:
+            self._test += 1
+
+    def send(self, status: int, result: WorkerResult) -> bool:
+        """Write the current test's line; False when it was already written (the test was aborted)."""
+        with self._lock:
+            if self._reported == self._test:
+                return False
+            self._reported = self._test
+            line = {"status": status, "result": result.model_dump(mode="json")}
+            self._stream.write(json.dumps(line) + "\n")
+            self._stream.flush()
+            return True
+
+
+def loadgen_limits(settings: Any) -> Limits:
+    """The limits LoadGen judges a Server run by (mlperf.conf and user.conf as loaded; nanoseconds)."""
+    percentile = float(settings.server_target_latency_percentile)
+    if settings.use_token_latencies:
+        return Limits(
+            ttft_ms=settings.ttft_latency / 1e6, tpot_ms=settings.tpot_latency / 1e6, percentile=percentile
+        )
+    return Limits(latency_ms=settings.server_target_latency_ns / 1e6, percentile=percentile)
+
+
+def loadgen_schedule(settings: Any, samples: int) -> Schedule:
+    """What LoadGen's Server schedule issues under these settings, `samples` being the QSL's size."""
+    override = int(settings.performance_sample_count_override)
+    return Schedule(
+        target_qps=float(settings.server_target_qps),
+        min_duration_s=settings.min_duration_ms / 1000,
+        min_query_count=int(settings.min_query_count),
+        max_query_count=int(settings.max_query_count),
+        # LoadGen's first loadable set: the performance sample count, capped at the QSL's samples.
+        sample_set=min(override or samples, samples),
+        equal_issue=bool(settings.sample_concatenate_permutation),
+    )
+
+
+def _watch(
+    spec: WorkerSpec,
+    settings: Any,
+    samples: int,
+    result: WorkerResult,
+    stats: RunStats,
+    reports: Reports,
+) -> LatencyWatch | None:
+    """The early-abort watch of a Server performance test that asks for one; its trip reports the test
+    as ABORTED from whichever thread sees it, with what the test did so far."""
+    if spec.early_abort is None or spec.mode is not Mode.PERFORMANCE or spec.loadgen_scenario != "Server":
+        return None
+    limits = spec.early_abort.loosest(loadgen_limits(settings))
+    schedule = loadgen_schedule(settings, samples)
+    max_queries = schedule.max_queries()
+    result.early_abort = EarlyAbortRecord(
+        **limits.model_dump(),
+        max_queries=max_queries,
+        allowed_over=allowed_over(max_queries, limits.percentile),
+        schedule_s=round(schedule.seconds(), 3),
+    )
+
+    def abort(reason: str) -> None:
+        elapsed = stats.elapsed_s()  # since just before LoadGen started
+        report = result.model_copy(deep=True)  # the main thread may still write into `result`
+        report.aborted = f"aborted after {elapsed:,.1f} s: {reason}"
+        report.loadgen_test_s = round(elapsed, 3)
+        report.samples_issued, report.samples_completed = stats.issued, stats.completed
+        report.tokens, report.short_outputs = stats.tokens, stats.short_outputs
+        assert report.early_abort is not None
+        report.early_abort.aborted_after_s = round(elapsed, 3)
+        report.early_abort.saved_s = round(max(0.0, report.early_abort.schedule_s - elapsed), 3)
+        if reports.send(ABORTED, report) and spec.progress_label:
+            sys.stderr.write("\n")  # end the live line; the parent's verdict follows
+
+    return LatencyWatch(limits, max_queries, on_trip=abort)
+
+
+def run(spec: WorkerSpec, result: WorkerResult, kept: _KeptState, reports: Reports) -> None:
     import mlperf_loadgen as lg
 
     from harness.benchmarks.registry import load_plugin
-    from harness.progress import LiveLine, RunStats
+    from harness.progress import LiveLine
     from harness.sut import LoadGenResponder, QuerySampleLibrary, SystemUnderTest
 
     settings = _settings(spec, kept)
@@ -179,11 +279,12 @@ def run(spec: WorkerSpec, result: WorkerResult, kept: _KeptState) -> None:
     engine = _engine(spec, kept, result)
 
     stats = RunStats()
+    watch = _watch(spec, settings, len(prompts), result, stats, reports)
     library = QuerySampleLibrary(prompts)
     responder = LoadGenResponder(
-        stats, streaming=spec.engine.streaming, finish=prompts.finish, payload=payload
+        stats, streaming=spec.engine.streaming, finish=prompts.finish, payload=payload, watch=watch
     )
-    sut_handle = SystemUnderTest(engine, library, responder, stats).construct()
+    sut_handle = SystemUnderTest(engine, library, responder, stats, watch).construct()
     qsl_handle = library.construct()
     output = lg.LogOutputSettings()
     output.outdir = str(spec.run_dir)
@@ -212,10 +313,11 @@ def run(spec: WorkerSpec, result: WorkerResult, kept: _KeptState) -> None:
     result.failed_samples, result.first_failure = responder.failures, responder.first_failure
 
 
-def run_reporting_errors(spec: WorkerSpec, result: WorkerResult, kept: _KeptState) -> int:
-    """Run one test; its status: 0 done, 1 failed after LoadGen started, 3 refused before."""
+def run_reporting_errors(spec: WorkerSpec, result: WorkerResult, kept: _KeptState, reports: Reports) -> int:
+    """Run one test; its status: 0 done, 1 failed after LoadGen started, 3 refused before (4, ABORTED,
+    is reported by the watch itself while the test runs)."""
     try:
-        run(spec, result, kept)
+        run(spec, result, kept, reports)
     except SubmitterError as exc:
         result.error = str(exc)
     except Exception as exc:  # an engine that fails to start or crashes: reported, never a bare traceback
@@ -229,15 +331,16 @@ def run_reporting_errors(spec: WorkerSpec, result: WorkerResult, kept: _KeptStat
 
 def main() -> int:
     end_with_parent(int(os.environ.get(PARENT_PID_VARIABLE, os.getppid())))
-    report = os.fdopen(int(os.environ[REPORT_FD_VARIABLE]), "w", encoding="utf-8")
+    reports = Reports(os.fdopen(int(os.environ[REPORT_FD_VARIABLE]), "w", encoding="utf-8"))
     kept = _KeptState()
     try:
         for line in sys.stdin:
             spec = WorkerSpec.model_validate_json(line)
             result = WorkerResult()
-            status = run_reporting_errors(spec, result, kept)
-            report.write(json.dumps({"status": status, "result": result.model_dump(mode="json")}) + "\n")
-            report.flush()
+            reports.next_test()
+            status = run_reporting_errors(spec, result, kept, reports)
+            if not reports.send(status, result):
+                return ABORTED  # reported while it ran; the parent is ending this process anyway
             if status != 0:
                 return status
     finally:

@@ -50,10 +50,13 @@ def test_the_search_brackets_narrows_and_confirms(tmp_path: Path) -> None:
     assert valid and invalid and max(valid) < min(invalid)
     assert min(invalid) / max(valid) - 1 <= 0.05
     # The decode step, and so TPOT, stays near 4 ms whatever the load: what breaks is the TTFT limit.
-    assert all(trial.p99_tpot_ms is not None and trial.p99_tpot_ms < 100 for trial in search)
-    # The run's problem names the criterion LoadGen says was missed.
+    finished = [trial for trial in search if not trial.aborted]  # an aborted trial has no LoadGen result
+    assert all(trial.p99_tpot_ms is not None and trial.p99_tpot_ms < 100 for trial in finished)
+    # The run's problem names the criterion LoadGen says was missed, or early abort its TTFT count.
     for trial in search:
-        if not trial.valid:
+        if trial.aborted:
+            assert "had a TTFT over 2,000 ms" in (trial.why_invalid or "") and not trial.valid
+        elif not trial.valid:
             assert "INVALID: latency constraints, early stopping not met (TTFT" in (trial.why_invalid or "")
     # The confirmation repeats the best rate; the answer is that run.
     confirmations = [trial for trial in result.trials if trial.confirmation]
@@ -61,16 +64,23 @@ def test_the_search_brackets_narrows_and_confirms(tmp_path: Path) -> None:
     assert result.best is confirmations[-1] and result.best.valid
     record = json.loads((result.best.run_dir / "run.json").read_text())
     assert record["loadgen"]["user_conf"]["target_qps"] == result.best.qps
-    # Every trial ran on the one engine the first trial started.
+    # Every trial ran on the engine the trial before it used, but after an aborted trial, which ends
+    # its worker: the next one starts the engine again.
     records = [json.loads((trial.run_dir / "run.json").read_text()) for trial in result.trials]
-    assert [r["harness"]["engine_test_number"] for r in records] == list(range(1, len(records) + 1))
-    assert [r["harness"]["engine_start_s"] is None for r in records] == [False] + [True] * (len(records) - 1)
+    expected, number = [], 0
+    for trial in result.trials:
+        number += 1
+        expected.append(number)
+        number = 0 if trial.aborted else number
+    assert [r["harness"]["engine_test_number"] for r in records] == expected
+    assert [r["harness"]["engine_start_s"] is not None for r in records] == [n == 1 for n in expected]
 
 
 @pytest.mark.slow
 def test_a_failed_confirmation_steps_down_below_what_the_engine_completed(tmp_path: Path) -> None:
     # At 1.5 times capacity the queue grows by a third of a second per second: a 3-second trial ends
-    # under 1 s of waiting (VALID), an 8-second confirmation passes the 2 s TTFT limit (INVALID).
+    # under 1 s of waiting (VALID), an 8-second confirmation passes the 2 s TTFT limit (INVALID). Here
+    # LoadGen judges the whole run; test_early_abort has the same search stopping it early.
     overloaded = 1.5 * CAPACITY_QPS
     request = TuneRequest(
         system=SystemDescriptor.model_validate(limited_engine()),
@@ -82,6 +92,7 @@ def test_a_failed_confirmation_steps_down_below_what_the_engine_completed(tmp_pa
         precision=0.05,
         dataset=write_dataset(tmp_path / "data.json"),
         runs_root=tmp_path / "runs",
+        early_abort=False,
     )
     result = tune_qps(request, lambda trial: None)
     search, failed, confirmed = result.trials

@@ -1,11 +1,20 @@
 """A deterministic engine without a GPU, timed like a real one, for demos and tests.
 
-Timing model (a continuous-batching engine whose decode step is memory-bound, so a step takes the same
-time however many sequences share it): `max_num_seqs` slots; a sample waits for a free slot, then its
-first token comes `time_to_first_token_ms` (plus its prompt length over `prefill_tokens_per_second`,
-if given) later, and each further token one decode step later. A step lasts
-`max_num_seqs / tokens_per_second`, so a full engine produces `tokens_per_second`. Every time is fixed
-when the sample arrives, and a timer thread fires the events, so a 600-second run costs little CPU.
+Timing model (a continuous-batching engine): `max_num_seqs` slots; a sample waits for a free slot, then
+its first token comes `time_to_first_token_ms` (plus its prompt length over `prefill_tokens_per_second`,
+if given) later, and each further token one decode step later. Every time is fixed when the sample
+arrives, and a timer thread fires the events, so a 600-second run costs little CPU.
+
+The decode step takes one of two forms:
+- throughput: `max_num_seqs / tokens_per_second`, so a full engine produces `tokens_per_second`;
+- memory-bound, like a GPU's (`step_weights_ms` and `step_kv_ms_per_sequence`): reading the weights
+  once, plus the KV cache of every running sequence. More sequences raise the throughput with
+  diminishing returns and lengthen every token (TPOT).
+It responds to vLLM's arguments of the same names, so `submitter tune-engine` can be tested on it:
+`kv_cache_sequences` sequences' KV cache fits (at 16 bits; beyond it further slots wait), and
+`kv_cache_dtype` "fp8..." halves the cache's reads and doubles what fits; `max_num_batched_tokens`
+takes a prompt in chunks, each costing a decode step before the first token; `async_scheduling` false
+adds `scheduling_ms` of CPU work to every step, which vLLM otherwise overlaps with the GPU's.
 
 Outputs are `output_tokens` ids (default: the benchmark's max_tokens) drawn from a generator seeded
 with the sample's dataset index: the same sample always gets the same answer. When the model directory
@@ -18,6 +27,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import json
+import math
 import random
 import threading
 import time
@@ -25,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.engines.base import CompletionEvents, EngineSpec, Sample
 from harness.stand_in_models import DEMO_ANSWERS, prompt_key
@@ -37,11 +47,64 @@ _VOCABULARY = range(1000, 120000)
 class SyntheticArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    tokens_per_second: float = Field(default=5000.0, gt=0, description="output tokens/s with every slot busy")
+    tokens_per_second: float | None = Field(
+        default=None, gt=0, description="output tokens/s with every slot busy (default 5000)"
+    )
     max_num_seqs: int = Field(default=128, gt=0, description="sequences generated at once")
     time_to_first_token_ms: float = Field(default=50.0, ge=0)
     prefill_tokens_per_second: float | None = Field(default=None, gt=0)
     output_tokens: int | None = Field(default=None, ge=2, description="tokens per answer; default max_tokens")
+    # The memory-bound step, instead of tokens_per_second.
+    step_weights_ms: float | None = Field(default=None, gt=0, description="a step's fixed part")
+    step_kv_ms_per_sequence: float | None = Field(
+        default=None, gt=0, description="a step's part per running sequence, 16-bit KV cache"
+    )
+    kv_cache_sequences: int | None = Field(
+        default=None, gt=0, description="sequences whose 16-bit KV cache fits; default: all"
+    )
+    scheduling_ms: float = Field(default=0.0, ge=0, description="CPU time per step, hidden when async")
+    # vLLM's arguments of these names.
+    kv_cache_dtype: str = "auto"
+    max_num_batched_tokens: int | None = Field(default=None, gt=0)
+    async_scheduling: bool = True
+
+    @model_validator(mode="after")
+    def _one_step_model(self) -> SyntheticArgs:
+        memory_bound = (self.step_weights_ms, self.step_kv_ms_per_sequence)
+        if any(part is not None for part in memory_bound) and (
+            None in memory_bound or self.tokens_per_second is not None
+        ):
+            raise ValueError(
+                "the memory-bound step needs step_weights_ms and step_kv_ms_per_sequence, "
+                "and no tokens_per_second"
+            )
+        if self.kv_cache_dtype != "auto" and not self.kv_cache_dtype.startswith("fp8"):
+            raise ValueError(f"kv_cache_dtype {self.kv_cache_dtype!r}: use auto or fp8")
+        return self
+
+    @property
+    def running_sequences(self) -> int:
+        """Slots that run at once: max_num_seqs, unless the KV cache holds fewer."""
+        if self.kv_cache_sequences is None:
+            return self.max_num_seqs
+        fits = self.kv_cache_sequences * (2 if self._fp8_cache else 1)
+        return min(self.max_num_seqs, fits)
+
+    @property
+    def step_s(self) -> float:
+        """One decode step, with every slot running."""
+        if self.step_weights_ms is not None and self.step_kv_ms_per_sequence is not None:
+            kv_ms = self.step_kv_ms_per_sequence * (0.5 if self._fp8_cache else 1.0)
+            step_ms = self.step_weights_ms + self.running_sequences * kv_ms
+        else:
+            step_ms = 1000 * self.max_num_seqs / (self.tokens_per_second or 5000.0)
+        if not self.async_scheduling:
+            step_ms += self.scheduling_ms
+        return step_ms / 1000
+
+    @property
+    def _fp8_cache(self) -> bool:
+        return self.kv_cache_dtype.startswith("fp8")
 
 
 @dataclass(order=True, slots=True)
@@ -92,8 +155,9 @@ class SyntheticEngine:
         self._answers = _demo_answers(Path(spec.model), generation.max_tokens)
         self._ttft = args.time_to_first_token_ms / 1000
         self._prefill_rate = args.prefill_tokens_per_second
-        self._step = args.max_num_seqs / args.tokens_per_second
-        self._slots_free_at = [0.0] * args.max_num_seqs
+        self._chunk = args.max_num_batched_tokens
+        self._step = args.step_s
+        self._slots_free_at = [0.0] * args.running_sequences
         self._clock = clock
         self._pending: list[_Event] = []
         self._order = itertools.count()
@@ -112,6 +176,8 @@ class SyntheticEngine:
                 first = begins + self._ttft
                 if self._prefill_rate:
                     first += len(sample.prompt) / self._prefill_rate
+                if self._chunk:  # each chunk but the last shares a step with the running sequences
+                    first += max(math.ceil(len(sample.prompt) / self._chunk) - 1, 0) * self._step
                 done = first + (len(self._answer(sample)) - 1) * self._step
                 heapq.heappush(self._slots_free_at, done)
                 if self._streaming:

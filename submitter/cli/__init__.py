@@ -47,6 +47,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Copy the best valid run of every required (system, benchmark, scenario, mode) into a fresh tree",
     ),
     "systems": ("submitter.cli.systems:systems", "Describe benchmark systems once."),
+    "tune-engine": (
+        "submitter.cli.tune_engine:tune_engine_command",
+        "Search the engine arguments that give a scenario the most, with short runs",
+    ),
     "tune-qps": ("submitter.cli.tune:tune", "Search the highest target_qps LoadGen judges VALID"),
 }
 

@@ -13,6 +13,7 @@ from harness.loadgen_settings import Smoke
 from harness.runner import RunPlan, RunRequest, execute, plan_run, run_directory
 from submitter.cli.output import echo_json, runnable_descriptor
 from submitter.fileformats.run_mode import Mode
+from submitter.fileformats.run_record import aborted_note
 from submitter.rounds.models import Scenario
 from submitter.workspace import RUNS
 
@@ -46,6 +47,12 @@ def checked_plan(request: RunRequest) -> RunPlan:
     help="With --smoke: how many of the dataset's prompts (Offline makes one pass over them).",
 )
 @click.option("--runs-dir", type=click.Path(path_type=Path), default=RUNS, show_default=True)
+@click.option(
+    "--no-early-abort",
+    is_flag=True,
+    help="Run a Server or Interactive performance run to its end even once its latencies make VALID "
+    "impossible (by default it stops there).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print run.json on stdout.")
 def run(
     system_id: str,
@@ -57,6 +64,7 @@ def run(
     smoke: bool,
     smoke_samples: int,
     runs_dir: Path,
+    no_early_abort: bool,
     as_json: bool,
 ) -> None:
     """Run LoadGen against the system's engine; results go to
@@ -72,6 +80,7 @@ def run(
         runs_root=runs_dir,
         progress=sys.stderr.isatty(),
         command_line=("submitter", *sys.argv[1:]),
+        early_abort=not no_early_abort,
     )
     finished = execute(checked_plan(request))
     record = finished.record
@@ -84,9 +93,11 @@ def run(
     verdict = "valid" if record.valid else "NOT valid"
     if record.valid and record.unscored:
         verdict = "logged, NOT scored"
-    click.echo(
-        f"{scenario} {mode}: {verdict}{metric} ({record.wall_s:.0f} s) -> {finished.run_dir}", err=True
-    )
+    took = f" ({record.wall_s:.0f} s)"
+    stopped = aborted_note(record)
+    if stopped:  # the one line an aborted run gets (it says how long it ran); the reason follows
+        verdict, took = f"ABORTED, VALID was impossible; {stopped}", ""
+    click.echo(f"{scenario} {mode}: {verdict}{metric}{took} -> {finished.run_dir}", err=True)
     for problem in (*record.problems, *([record.unscored] if record.unscored else [])):
         click.echo(f"  {problem}", err=True)
     if record.not_submittable:

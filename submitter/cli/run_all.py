@@ -18,7 +18,7 @@ from harness.run_all import (
     plan_campaign,
 )
 from submitter.cli.output import echo_json, echo_table, runnable_descriptor
-from submitter.fileformats.run_record import scores_text
+from submitter.fileformats.run_record import aborted_note, scores_text
 from submitter.rounds.models import Scenario
 from submitter.rounds.registry import available_rounds
 from submitter.workspace import RUNS
@@ -55,6 +55,9 @@ def _verdict(outcome: StepOutcome) -> str:
         return f"logged, NOT scored: {outcome.record.unscored}"
     if outcome.valid:
         return "valid (kept)" if outcome.reused else "valid"
+    stopped = aborted_note(outcome.record)
+    if stopped:
+        return f"ABORTED ({stopped}): {outcome.record.problems[0]}"
     return f"NOT valid: {outcome.record.problems[0] if outcome.record.problems else outcome.record.status}"
 
 
@@ -173,6 +176,11 @@ def _outcomes_json(campaign: Campaign, outcomes: list[StepOutcome]) -> dict[str,
 )
 @click.option("--dry-run", is_flag=True, help="Check everything and print the plan; run nothing.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first run that is not valid.")
+@click.option(
+    "--no-early-abort",
+    is_flag=True,
+    help="Run Server and Interactive performance runs to their end even once VALID is impossible.",
+)
 @click.option("--runs-dir", type=click.Path(path_type=Path), default=RUNS, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the plan or the outcome as JSON on stdout.")
 def run_all(
@@ -186,6 +194,7 @@ def run_all(
     resume: bool,
     dry_run: bool,
     fail_fast: bool,
+    no_early_abort: bool,
     runs_dir: Path,
     as_json: bool,
 ) -> None:
@@ -204,6 +213,7 @@ def run_all(
         fail_fast=fail_fast,
         progress=live,
         command_line=("submitter", *sys.argv[1:]),
+        early_abort=not no_early_abort,
     )
     campaign = plan_campaign(request)
     if dry_run:

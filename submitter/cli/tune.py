@@ -14,6 +14,14 @@ from submitter.rounds.models import Scenario
 from submitter.workspace import RUNS
 
 
+def _verdict(trial: Trial) -> str:
+    if trial.valid:
+        return "VALID"
+    if trial.aborted and trial.seconds is not None:
+        return f"INVALID (aborted at {trial.seconds:,.0f} s)"
+    return "INVALID"
+
+
 def _row(trial: Trial) -> tuple[str, ...]:
     def number(value: float | None, digits: int = 1) -> str:
         return "" if value is None else f"{value:,.{digits}f}"
@@ -21,7 +29,7 @@ def _row(trial: Trial) -> tuple[str, ...]:
     return (
         f"{trial.qps:g}",
         ("confirmation" if trial.confirmation else "search") + (", full length" if trial.full_length else ""),
-        "VALID" if trial.valid else "INVALID",
+        _verdict(trial),
         number(trial.completed_qps, 2),
         number(trial.tokens_per_second),
         number(trial.p99_ttft_ms),
@@ -125,12 +133,19 @@ def tune(
         click.echo(
             f"target_qps {trial.qps:g} ({'full' if trial.full_length else 'trial'}): {verdict}", err=True
         )
+        if trial.aborted and trial.saved_s is not None:
+            click.echo(f"  stopped early: about {trial.saved_s:,.0f} s of its schedule saved", err=True)
         if trial.confirmation and not trial.valid and trial.completed_qps is not None:
             # Below the target, this is the engine's capacity; the next confirmation starts under it.
-            click.echo(f"  it completed {trial.completed_qps:g} queries/s over the run", err=True)
+            over = "until it was stopped" if trial.aborted else "over the run"
+            click.echo(f"  it completed {trial.completed_qps:g} queries/s {over}", err=True)
 
     result = tune_qps(request, report)
     best = result.best
+    saved = sum(trial.saved_s or 0 for trial in result.trials)
+    if saved:
+        aborted = sum(trial.aborted for trial in result.trials)
+        click.echo(f"early abort stopped {aborted} run(s), about {saved:,.0f} s of schedule saved", err=True)
     if as_json:
         echo_json(
             {

@@ -21,6 +21,8 @@ RUN_RECORD = "run.json"
 RECORD_FORMAT = "submitter-run/1"
 # Staging recognises trials by this reason in `not_submittable` (and by their overrides).
 SMOKE_NOT_SUBMITTABLE = "a --smoke run (shortened; LoadGen settings overridden)"
+# An aborted run's reason in `not_submittable`; its first problem says in full why.
+ABORTED_NOT_SUBMITTABLE = "stopped early by the harness: VALID was impossible (early abort)"
 
 
 class GitState(BaseModel):
@@ -59,6 +61,24 @@ class LoadGenOutcome(BaseModel):
     accuracy_log_bytes: int | None = None
 
 
+class EarlyAbortRecord(BaseModel):
+    """What the harness watched to stop a Server or Interactive run once VALID was impossible
+    (harness.early_abort), and, for a run it stopped, the time that saved."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    latency_ms: float | None = None
+    percentile: float
+    max_queries: int = Field(description="an upper bound of the queries LoadGen's schedule issues")
+    allowed_over: int = Field(description="queries over a limit max_queries may have, p99 still under it")
+    schedule_s: float = Field(description="how long LoadGen's schedule runs (its queries at target_qps)")
+    aborted_after_s: float | None = Field(default=None, description="LoadGen's seconds until the abort")
+    # At least this much: a run that has fallen behind also takes longer than its schedule to drain.
+    saved_s: float | None = Field(default=None, description="schedule_s - aborted_after_s")
+
+
 class WorkerResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -75,6 +95,9 @@ class WorkerResult(BaseModel):
     late_first_tokens: int = 0
     failed_samples: int = 0
     first_failure: str | None = None
+    # Why the harness stopped the test early (early abort); None: LoadGen ran it to its end.
+    aborted: str | None = None
+    early_abort: EarlyAbortRecord | None = None  # None: not watched (another mode or scenario, or off)
 
 
 class EngineRecord(BaseModel):
@@ -106,7 +129,8 @@ class RunRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     format: Literal["submitter-run/1"] = RECORD_FORMAT
-    status: Literal["completed", "failed", "interrupted"]
+    # "aborted": stopped by the harness once VALID was impossible (harness.early_abort); problems[0] says why.
+    status: Literal["completed", "failed", "interrupted", "aborted"]
     valid: bool = Field(description="finished, and did what its mode is for (VALID, logged, audited)")
     problems: list[str]
     submittable: bool
@@ -150,6 +174,17 @@ class RunRecord(BaseModel):
         if self.accuracy is None or self.accuracy.get("evaluated", True):
             return None
         return str(self.accuracy.get("note") or "not evaluated")
+
+
+def aborted_note(record: RunRecord) -> str | None:
+    """`stopped after 73 s of a schedule of about 600 s: about 527 s saved`, for a run early abort stopped."""
+    watched = record.harness.early_abort if record.harness else None
+    if record.status != "aborted" or watched is None or watched.aborted_after_s is None:
+        return None
+    return (
+        f"stopped after {watched.aborted_after_s:,.0f} s of a schedule of about {watched.schedule_s:,.0f} s: "
+        f"about {watched.saved_s or 0:,.0f} s saved"
+    )
 
 
 def scores_text(scores: dict[str, Any]) -> str:

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Issue 23 on one lent GPU with dummy FP8 Llama-3.1-8B, in parts that each fit one lease after vLLM is
+# installed into /tmp/site. Run from a copy of the checkout on the host:
+#   setsid nohup bash bench/gpu_tune.sh search > /tmp/gpu-tune.log 2>&1 &        (an H200)
+#     `submitter tune-engine` Offline on gpu_dummy over the KV-cache dtype and max_num_seqs (passes of 3000
+#     prompts), then a Server engine built on its answer (larger batches, FP8 KV cache), its rate searched
+#     from 0.96 of the tuned Offline samples/s with 60-s trials and confirmed at full length by tune-qps;
+#   setsid nohup bash bench/gpu_tune.sh h100 > /tmp/gpu-tune.log 2>&1 &          (an H100)
+#     tune-engine Offline from Red Hat's published v5.1 H100 settings (redhat_h100_dummy) over a larger prefill
+#     chunk, a deliberately overloaded Server run with those settings (twice their rate: early abort),
+#     then Offline at full length with the tuned copy.
+# Everything lands in /tmp/gpu-tune (progress.txt says what finished when).
+set -uo pipefail
+export RESULTS=/tmp/gpu-tune
+# shellcheck source=bench/gpu_host.sh
+source bench/gpu_host.sh
+
+# A descriptor copy: $1 the source, $2 the copy, then python statements editing `setup` (llama3.1-8b).
+edit_descriptor() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+source, copy, statements = sys.argv[1:]
+descriptor = json.load(open(source))
+setup = descriptor["benchmarks"]["llama3.1-8b"]
+exec(statements)
+open(copy, "w").write(json.dumps(descriptor, indent=2))
+PY
+}
+
+search() {
+  timed submitter tune-engine --system gpu_dummy --scenario Offline --samples 3000 \
+    --space kv_cache_dtype=fp8 --space max_num_seqs=1024 \
+    --runs-dir "$RESULTS/runs" --out "$RESULTS/tune-offline" --json > "$RESULTS/tune-offline.json"
+  mkdir -p "$RESULTS/server-system"
+  edit_descriptor "$RESULTS/tune-offline/gpu_dummy.json" "$RESULTS/server-system/gpu_dummy.json" "
+offline = setup['scenarios']['Offline']
+server = setup['scenarios']['Server']
+kv = offline.get('engine_args', {}).get('kv_cache_dtype', 'fp8')
+server['engine_args'] = {'max_num_batched_tokens': 16384, 'max_num_seqs': 768, 'kv_cache_dtype': kv}
+server['user_conf']['target_qps'] = round(0.96 * offline['user_conf']['target_qps'], 3)
+"
+  SUBMITTER_SYSTEMS_PATH="$RESULTS/server-system" timed submitter tune-qps --system gpu_dummy --scenario Server \
+    --step 1.02 --precision 0.02 --trial-seconds 60 --max-trials 2 \
+    --runs-dir "$RESULTS/runs" --json > "$RESULTS/tune-server.json"
+}
+
+h100() {
+  timed submitter tune-engine --system redhat_h100_dummy --scenario Offline --samples 3000 \
+    --space max_num_batched_tokens=32768 \
+    --runs-dir "$RESULTS/runs" --out "$RESULTS/tune-h100" --json > "$RESULTS/tune-h100.json"
+  mkdir -p "$RESULTS/overloaded-system"
+  edit_descriptor bench/systems/redhat_h100_dummy.json "$RESULTS/overloaded-system/redhat_h100_dummy.json" "
+server = setup['scenarios']['Server']['user_conf']
+server['target_qps'] = round(2 * server['target_qps'], 3)
+"
+  SUBMITTER_SYSTEMS_PATH="$RESULTS/overloaded-system" timed submitter run --system redhat_h100_dummy \
+    --scenario Server --mode performance --runs-dir "$RESULTS/runs" --json > "$RESULTS/server-overloaded.json"
+  timed submitter run --system "$RESULTS/tune-h100/redhat_h100_dummy.json" --scenario Offline \
+    --mode performance --runs-dir "$RESULTS/runs" --json > "$RESULTS/offline-full.json"
+}
+
+"$@"
+python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/summary.md" 2>&1
+log "gpu tune $1 done"
