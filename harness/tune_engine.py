@@ -26,7 +26,7 @@ from typing import Any
 
 from harness import ledger
 from harness.loadgen_settings import Smoke
-from harness.runner import RunRequest, execute, plan_run
+from harness.runner import RunInterrupted, RunRequest, execute, plan_run
 from harness.search_space import SETUP_FIELDS, SearchSpace
 from harness.tune import TRIAL, Trial, TuneRequest, tune_qps
 from submitter import __version__
@@ -239,12 +239,10 @@ def _measure(
             rate = _configured_rate(search)
             to_win = round(best.score * (1 + search.min_gain), 3) if best and best.score else None
             _rate_trials(search, system, trial, rate, to_win)
-    except UsageProblem as exc:  # a setting the harness refuses (an argument the engine does not take)
+    except RunInterrupted:
+        raise
+    except SubmitterError as exc:  # an argument the engine does not take, or an engine that failed to start
         trial.problem = str(exc)
-    except SubmitterError as exc:
-        if getattr(exc, "exit_code", 1) == 130:  # interrupted: the search ends here
-            raise
-        trial.problem = str(exc)  # e.g. the engine failed to start with these arguments
     return trial
 
 
@@ -328,11 +326,8 @@ def tune_engine(search: EngineSearch, on_trial: Callable[[ConfigTrial], None]) -
                 tried.append(_normal(search.space, config))
                 if measure(config) is result.best:
                     best_config = config
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, RunInterrupted):
         result.interrupted = True
-        raise
-    except SubmitterError as exc:
-        result.interrupted = getattr(exc, "exit_code", 1) == 130
         raise
     finally:
         try:
