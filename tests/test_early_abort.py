@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import itertools
 import json
 import math
 import random
@@ -360,17 +361,23 @@ def test_an_overloaded_confirmation_stops_early_and_steps_down_below_what_the_en
         runs_root=tmp_path / "runs",
     )
     result = tune_qps(request, lambda trial: None)
-    search, failed, confirmed = result.trials
+    search, failed, *stepped_down = result.trials
     assert search.valid and not search.aborted
     assert failed.confirmation and not failed.valid and failed.aborted
     assert "VALID is impossible" in (failed.why_invalid or "") and failed.tokens_per_second is None
     assert failed.seconds is not None and failed.seconds < 10 and (failed.saved_s or 0) > 0
     assert _row(failed)[2] == f"INVALID (aborted at {failed.seconds:,.0f} s)"
     assert failed.completed_qps is not None and failed.completed_qps < 1.02 * CAPACITY_QPS
-    assert confirmed.qps == round(failed.completed_qps * 0.95, 3) < CAPACITY_QPS
-    assert confirmed.valid and result.best is confirmed
+    # Each confirmation steps down from what the one before completed (after an abort, at most four
+    # precisions at once: 187.5 to 142.5, which LoadGen judges whole), until one holds (under capacity).
+    confirmations = [failed, *stepped_down]
+    for before, after in itertools.pairwise(confirmations):
+        assert not before.valid and after.qps == round(next_confirmation_qps(before, 0.05), 3)
+    assert stepped_down[0].qps == round(failed.qps * (1 - 4 * 0.05) * 0.95, 3)
+    confirmed = confirmations[-1]
+    assert confirmed.valid and result.best is confirmed and confirmed.qps < CAPACITY_QPS
     # The aborted run ended its worker: the next confirmation started the engine again.
-    assert confirmed.engine_start_s is not None
+    assert stepped_down[0].engine_start_s is not None
     record = json.loads((failed.run_dir / "run.json").read_text())
     assert record["status"] == "aborted" and record["harness"]["aborted"] == failed.why_invalid
 
@@ -381,14 +388,21 @@ def test_a_search_trial_is_watched_only_while_an_engine_start_costs_less_than_it
     assert worth_aborting(trial, 45.0) and not worth_aborting(trial, 150.0)
 
 
-def test_an_aborted_confirmation_steps_down_from_the_rate_it_completed() -> None:
+def test_an_aborted_confirmation_steps_down_from_the_rate_it_completed_but_not_far() -> None:
     aborted = Trial(
         qps=40.0, confirmation=True, full_length=True, valid=False, run_dir=Path("run"),
-        tokens_per_second=None, completed_qps=31.5, p99_ttft_ms=None, p99_tpot_ms=None,
+        tokens_per_second=None, completed_qps=38.5, p99_ttft_ms=None, p99_tpot_ms=None,
         why_invalid="aborted after 73.4 s: ...", aborted=True, seconds=73.4, saved_s=527.0,
     )  # fmt: skip
-    assert next_confirmation_qps(aborted, 0.02) == pytest.approx(31.5 * 0.98)
-    assert math.isclose(float(_row(aborted)[3].replace(",", "")), 31.5)
+    assert next_confirmation_qps(aborted, 0.02) == pytest.approx(38.5 * 0.98)
+    # Stopped early, it had completed only part of what the engine holds (answers still in flight):
+    # at most four precisions down, then one more.
+    early = dataclasses.replace(aborted, completed_qps=20.0, seconds=11.0)
+    assert next_confirmation_qps(early, 0.02) == pytest.approx(40 * (1 - 4 * 0.02) * 0.98)
+    # A run LoadGen judged whole keeps its completed rate, however low.
+    judged = dataclasses.replace(aborted, aborted=False, completed_qps=20.0)
+    assert next_confirmation_qps(judged, 0.02) == pytest.approx(20 * 0.98)
+    assert math.isclose(float(_row(aborted)[3].replace(",", "")), 38.5)
     assert _row(aborted)[2] == "INVALID (aborted at 73 s)"
 
 
