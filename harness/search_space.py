@@ -88,5 +88,8 @@ def parse_space(options: tuple[str, ...]) -> SearchSpace:
         if arg in seen:
             raise UsageProblem(f"--space names {arg} twice; list all its values in one option")
         seen.add(arg)
-        dimensions.append(Dimension(arg=arg, values=tuple(parse_value(v.strip()) for v in values.split(","))))
+        parsed = tuple(parse_value(v.strip()) for v in values.split(","))
+        if arg in SETUP_FIELDS and not all(type(value) is int and value >= 1 for value in parsed):
+            raise UsageProblem(f"--space {option!r}: {arg} takes whole numbers of 1 or more")
+        dimensions.append(Dimension(arg=arg, values=parsed))
     return SearchSpace(tuple(dimensions))

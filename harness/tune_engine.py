@@ -35,7 +35,7 @@ from submitter.fileformats.run_mode import Mode
 from submitter.fileformats.run_record import read_record
 from submitter.fileio import read_json, write_text_atomic
 from submitter.rounds.models import Scenario
-from submitter.systems.descriptor import SystemDescriptor
+from submitter.systems.descriptor import BenchmarkSetup, SystemDescriptor
 from submitter.systems.validate import load_descriptor
 
 EVIDENCE = "evidence.json"
@@ -89,7 +89,7 @@ class EngineSearchResult:
     interrupted: bool = False
 
 
-def _setup(search: EngineSearch) -> Any:
+def _setup(search: EngineSearch) -> BenchmarkSetup:
     setup = search.system.benchmarks.get(search.benchmark)
     if setup is None or search.scenario not in setup.scenarios:
         raise UsageProblem(

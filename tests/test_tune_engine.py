@@ -138,6 +138,10 @@ def test_space_options_parse_as_json_values_in_their_order() -> None:
             parse_space((wrong,))
     with pytest.raises(UsageProblem, match="twice"):
         parse_space(("max_num_seqs=1", "max_num_seqs=2"))
+    assert parse_space(("replicas=1,2",)).dimensions[0].values == (1, 2)
+    for wrong in ("replicas=0,1", "replicas=null", "tensor_parallel_size=two"):
+        with pytest.raises(UsageProblem, match="whole numbers"):
+            parse_space((wrong,))
 
 
 def _search(tmp_path: Path, descriptor: dict[str, Any], space: SearchSpace, **changes: Any) -> EngineSearch:
@@ -319,3 +323,17 @@ def test_the_command_prints_the_evidence_as_json_and_refuses_a_malformed_space(t
     evidence = json.loads(done.stdout)
     assert [trial["changes"] for trial in evidence["trials"]] == [{}, {"kv_cache_dtype": "fp8"}]
     assert 'best: kv_cache_dtype="fp8"' in done.stderr and (tmp_path / "tuned" / "fast_cpu.json").is_file()
+
+
+def test_replicas_are_searched_on_the_descriptor_and_written_to_the_benchmark(tmp_path: Path) -> None:
+    """Two copies of the engine, one process each, hold twice the slots: up to twice the tokens/s (the
+    answers' trips between processes take part of a two-second pass on a small CPU)."""
+    space = SearchSpace((Dimension(arg="replicas", values=(1, 2)),))
+    search = _search(tmp_path, memory_bound_descriptor(async_scheduling=True), space)
+    result = tune_engine(search, lambda trial: None)
+    single, double = result.trials
+    assert double.changes == {"replicas": 2} and double.score is not None and single.score is not None
+    assert 1.25 < double.score / single.score < 2.1
+    assert result.descriptor_copy is not None
+    setup = json.loads(result.descriptor_copy.read_text())["benchmarks"]["llama3.1-8b"]
+    assert setup["replicas"] == 2 and "replicas" not in setup["scenarios"]["Offline"].get("engine_args", {})
