@@ -89,13 +89,16 @@ class EngineSearchResult:
     interrupted: bool = False
 
 
-def _setup(search: EngineSearch) -> BenchmarkSetup:
-    setup = search.system.benchmarks.get(search.benchmark)
-    if setup is None or search.scenario not in setup.scenarios:
-        raise UsageProblem(
-            f"system {search.system.id} sets up no {search.scenario} scenario for {search.benchmark}"
-        )
+def benchmark_setup(system: SystemDescriptor, benchmark: str, scenario: Scenario) -> BenchmarkSetup:
+    """The benchmark's setup, refused when it does not set up the scenario."""
+    setup = system.benchmarks.get(benchmark)
+    if setup is None or scenario not in setup.scenarios:
+        raise UsageProblem(f"system {system.id} sets up no {scenario} scenario for {benchmark}")
     return setup
+
+
+def _setup(search: EngineSearch) -> BenchmarkSetup:
+    return benchmark_setup(search.system, search.benchmark, search.scenario)
 
 
 def baseline_config(search: EngineSearch) -> Config:
@@ -205,8 +208,7 @@ def _rate_trials(
     with contextlib.suppress(_CannotWin):
         tune_qps(request, seen)
     if rates:
-        first = read_record(rates[0].run_dir)
-        trial.engine_start_s = first.harness.engine_start_s if first and first.harness else None
+        trial.engine_start_s = rates[0].engine_start_s
     valid = [rate for rate in rates if rate.valid]
     if not valid:
         trial.problem = "no rate was VALID: " + "; ".join(

@@ -13,11 +13,11 @@ from harness.loadgen_settings import Smoke
 from harness.preflight import check_runs_destination
 from harness.search_space import parse_space, space_for
 from harness.tune import TRIAL
-from harness.tune_engine import ConfigTrial, EngineSearch, tune_engine
+from harness.tune_engine import ConfigTrial, EngineSearch, benchmark_setup, tune_engine
 from submitter.cli.output import echo_table, runnable_descriptor
 from submitter.fileio import ensure_writable
 from submitter.rounds.models import Scenario
-from submitter.systems.catalog import descriptor_path
+from submitter.systems.runnable import descriptor_file
 from submitter.workspace import RUNS
 
 HEADERS = ("#", "changes against the descriptor", "score", "unit", "tokens/s", "engine start s", "runs", "")
@@ -117,11 +117,8 @@ def tune_engine_command(
     """Try engine arguments one at a time from the descriptor's setting, each configuration on one engine
     start with short runs through the harness; the best goes into a copy of the descriptor."""
     system = runnable_descriptor(system_id)
-    source = Path(system_id) if system_id.endswith(".json") else descriptor_path(system_id)
     chosen = Scenario(scenario)
-    setup = system.benchmarks.get(benchmark)
-    if setup is None or chosen not in setup.scenarios:
-        raise click.UsageError(f"system {system.id} sets up no {scenario} scenario for {benchmark}")
+    setup = benchmark_setup(system, benchmark, chosen)
     space = parse_space(space_options) if space_options else space_for(setup.backend_for(chosen))
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = out or runs_dir / "tune-engine" / system.id / benchmark / scenario / stamp
@@ -130,7 +127,7 @@ def tune_engine_command(
     search = EngineSearch(
         system=system,
         scenario=chosen,
-        source=source,
+        source=descriptor_file(system_id),
         out=out,
         space=space,
         benchmark=benchmark,

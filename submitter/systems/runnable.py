@@ -20,13 +20,18 @@ class RunnableDescriptor:
     warnings: list[Finding]
 
 
+def descriptor_file(system_id: str) -> Path:
+    """The descriptor file a command names: a path ending in .json, or an id found in the catalog."""
+    return Path(system_id) if system_id.endswith(".json") else descriptor_path(system_id)
+
+
 def load_runnable_descriptor(system_id: str, round_name: str | None = None) -> RunnableDescriptor:
     """The descriptor named by id or path, refused while its harness setup has errors.
 
     `round_name` runs the system in another round than its descriptor's (a benchmark that round has and
     the descriptor's has not); the setup is then checked against that round. Whatever is wrong with the
     descriptor (not found, malformed, an unknown round) is an input error: UsageProblem, exit 2."""
-    path = Path(system_id) if system_id.endswith(".json") else descriptor_path(system_id)
+    path = descriptor_file(system_id)
     try:
         descriptor = load_descriptor(path)
     except UsageProblem:
