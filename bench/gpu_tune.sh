@@ -9,6 +9,12 @@
 #     tune-engine Offline from Red Hat's published v5.1 H100 settings (redhat_h100_dummy) over a larger prefill
 #     chunk, a deliberately overloaded Server run with those settings (twice their rate: early abort),
 #     then Offline at full length with the tuned copy.
+#   setsid nohup bash bench/gpu_tune.sh h100_server > /tmp/gpu-tune.log 2>&1 &   (an H100)
+#     Server with the H200's Server answer (FP8 KV cache, 768 sequences, 16384-token chunks) on Red Hat's H100
+#     setup: tune-qps from 49.5 qps with 30-s trials, confirmed at full length; then Red Hat's own Server
+#     arguments in one 30-s trial at the rate the first held;
+#   setsid nohup bash bench/gpu_tune.sh h200_full > /tmp/gpu-tune.log 2>&1 &     (an H200)
+#     gpu_dummy's tuned Offline at full length, then a kernel profile of one Offline pass (where the time goes).
 # Everything lands in /tmp/gpu-tune (progress.txt says what finished when).
 set -uo pipefail
 export RESULTS=/tmp/gpu-tune
@@ -57,6 +63,29 @@ server['target_qps'] = round(2 * server['target_qps'], 3)
     --scenario Server --mode performance --runs-dir "$RESULTS/runs" --json > "$RESULTS/server-overloaded.json"
   timed submitter run --system "$RESULTS/tune-h100/redhat_h100_dummy.json" --scenario Offline \
     --mode performance --runs-dir "$RESULTS/runs" --json > "$RESULTS/offline-full.json"
+}
+
+h100_server() {
+  mkdir -p "$RESULTS/h200-answer-system"
+  edit_descriptor bench/systems/redhat_h100_dummy.json "$RESULTS/h200-answer-system/redhat_h100_dummy.json" "
+server = setup['scenarios']['Server']
+server['engine_args'] = {'kv_cache_dtype': 'fp8', 'max_num_seqs': 768, 'max_num_batched_tokens': 16384}
+server['user_conf']['target_qps'] = 49.5
+"
+  SUBMITTER_SYSTEMS_PATH="$RESULTS/h200-answer-system" timed submitter tune-qps --system redhat_h100_dummy \
+    --scenario Server --step 1.025 --precision 0.025 --trial-seconds 30 --max-trials 2 \
+    --runs-dir "$RESULTS/runs" --json > "$RESULTS/tune-h100-server.json"
+  held=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['best_qps'] or 49.5)" \
+    "$RESULTS/tune-h100-server.json" 2>/dev/null || echo 49.5)
+  timed submitter tune-qps --system redhat_h100_dummy --scenario Server --start "$held" --trial-seconds 30 \
+    --max-trials 1 --no-confirm --runs-dir "$RESULTS/runs" --json > "$RESULTS/redhat-server-trial.json"
+}
+
+h200_full() {
+  timed submitter run --system gpu_dummy --scenario Offline --mode performance --runs-dir "$RESULTS/runs" \
+    --json > "$RESULTS/offline-full.json"
+  timed python3 bench/raw_offline.py --system gpu_dummy --samples 2048 --profile \
+    --out "$RESULTS/profile-offline.json"
 }
 
 "$@"
