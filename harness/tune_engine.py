@@ -431,6 +431,7 @@ def _write_descriptor_copy(search: EngineSearch, best: ConfigTrial) -> Path:
     rate = _tuned_rate(search, best)
     if rate is not None:
         scenario.setdefault("user_conf", {})["target_qps"] = rate
+    scenario["tuned_from"] = str(search.out / EVIDENCE)  # still names its evidence once copied to systems/
     copy = search.out / f"{search.system.id}.json"
     write_text_atomic(copy, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     load_descriptor(copy)  # the copy must still be a descriptor that runs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import run_cli, write_json
@@ -242,3 +243,29 @@ def test_benchmark_descriptors_validate():
     for path in sorted(bench_systems.glob("*.json")):
         errors = [f.render() for f in validate_file(path) if f.severity.value == "error"]
         assert errors == [], errors
+
+
+def test_a_shipped_setting_is_the_one_its_evidence_measured():
+    """A scenario's `tuned_from` names a file of the checkout that measured its rate (and, for tune-engine's
+    evidence, its engine arguments): an edit to either without new evidence fails here."""
+    checkout = Path(__file__).resolve().parents[1]
+    named = 0
+    for system_id in find_descriptors():
+        descriptor = load_descriptor(descriptor_path(system_id))
+        for benchmark, setup in descriptor.benchmarks.items():
+            for scenario, scenario_setup in setup.scenarios.items():
+                if scenario_setup.tuned_from is None:
+                    continue
+                named += 1
+                where = f"{system_id} {benchmark} {scenario}"
+                evidence = json.loads((checkout / scenario_setup.tuned_from).read_text())
+                rate = scenario_setup.user_conf["target_qps"]
+                if "best_qps" in evidence:  # tune-qps --json: confirmed at full length
+                    assert evidence["confirmed_full_length"] and evidence["best_qps"] == rate, where
+                    continue
+                best = evidence["best"]  # tune-engine's evidence.json
+                measured = best["samples_per_second"] if scenario is Scenario.OFFLINE else best["score"]
+                assert rate == pytest.approx(measured, abs=5e-4), where
+                engine_args = setup.engine_args_for(scenario)
+                assert {name: best["engine_args"][name] for name in engine_args} == engine_args, where
+    assert named >= 2

@@ -217,6 +217,7 @@ def test_the_search_keeps_what_pays_and_writes_a_copy_with_its_evidence(tmp_path
     offline = copy["benchmarks"]["llama3.1-8b"]["scenarios"]["Offline"]
     assert offline["engine_args"] == result.best.changes
     assert offline["user_conf"]["target_qps"] == pytest.approx(result.best.samples_per_second, rel=1e-3)
+    assert Path(offline["tuned_from"]) == search.out / "evidence.json"  # written beside it, checked below
     tuned = (
         load_descriptor(result.descriptor_copy).benchmarks["llama3.1-8b"].engine_args_for(Scenario.OFFLINE)
     )

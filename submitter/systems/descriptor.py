@@ -49,6 +49,11 @@ class ScenarioSetup(BaseModel):
     engine_args: dict[str, Any] = Field(
         default_factory=dict, description="engine arguments that override the benchmark's for this scenario"
     )
+    tuned_from: str | None = Field(
+        default=None,
+        description="the evidence these engine_args and target_qps were chosen by: tune-engine's "
+        "evidence.json, or the measurements in bench/results/ and their bench/RESULTS.md section",
+    )
 
 
 class BenchmarkSetup(BaseModel):
