@@ -14,9 +14,9 @@
 #     setup: tune-qps from 49.5 qps with 30-s trials, confirmed at full length; then Red Hat's own Server
 #     arguments in one 30-s trial at the rate the first held;
 #   setsid nohup bash bench/gpu_tune.sh h200_full > /tmp/gpu-tune.log 2>&1 &     (an H200)
-#     gpu_dummy's tuned Offline and its Interactive rate at full length, a kernel profile of one Offline pass
-#     (where the time goes),
-#     then Server with 6144-token prefill chunks (TPOT's worst steps bounded) in one 60-s trial at 58.4 qps.
+#     gpu_dummy's tuned Offline at full length, a kernel profile of one Offline pass (where the time goes),
+#     Server with 6144-token prefill chunks (TPOT's worst steps bounded) in one 60-s trial at 58.4 qps, then
+#     the Interactive rate at full length.
 # Everything lands in /tmp/gpu-tune (progress.txt says what finished when).
 set -uo pipefail
 export RESULTS=/tmp/gpu-tune
@@ -86,8 +86,6 @@ server['user_conf']['target_qps'] = 49.5
 h200_full() {
   timed submitter run --system gpu_dummy --scenario Offline --mode performance --runs-dir "$RESULTS/runs" \
     --json > "$RESULTS/offline-full.json"
-  timed submitter run --system gpu_dummy --scenario Interactive --mode performance --runs-dir "$RESULTS/runs" \
-    --json > "$RESULTS/interactive-full.json"
   timed python3 bench/raw_offline.py --system gpu_dummy --samples 2048 --profile \
     --out "$RESULTS/profile-offline.json"
   mkdir -p "$RESULTS/smaller-chunk-system"
@@ -99,6 +97,8 @@ server['user_conf']['target_qps'] = 58.4
   SUBMITTER_SYSTEMS_PATH="$RESULTS/smaller-chunk-system" timed submitter tune-qps --system gpu_dummy \
     --scenario Server --trial-seconds 60 --max-trials 1 --no-confirm --runs-dir "$RESULTS/runs" \
     --json > "$RESULTS/server-smaller-chunk.json"
+  timed submitter run --system gpu_dummy --scenario Interactive --mode performance --runs-dir "$RESULTS/runs" \
+    --json > "$RESULTS/interactive-full.json"
 }
 
 "$@"

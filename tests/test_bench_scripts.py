@@ -1,11 +1,13 @@
-"""The GPU bench scripts' shared helpers: a command's `--json` output redirected into a file stays JSON,
-because what finished when is reported on stderr and in progress.txt (bench/gpu_helpers.sh)."""
+"""The GPU bench scripts: a command's `--json` output redirected into a file stays JSON, because what finished
+when is reported on stderr and in progress.txt (bench/gpu_helpers.sh); a saved profile's kernels by kind."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
@@ -27,3 +29,43 @@ def test_the_bench_scripts_share_one_timed_helper() -> None:
     """A script with its own `timed` that echoes to stdout is how harness.json once stopped being JSON."""
     defining = [path.name for path in BENCH.glob("*.sh") if re.search(r"^timed\(\)", path.read_text(), re.M)]
     assert defining == ["gpu_helpers.sh"]
+
+
+def test_the_profile_summary_puts_each_kernel_of_a_real_profile_in_its_kind(tmp_path: Path) -> None:
+    """Kernel names as an H200 profile of vLLM 0.26 wrote them: FlashAttention is a CUTLASS template and the
+    FP8 quantisation kernels carry the GEMM op's name, so a wrong order of the kinds misfiles both."""
+    names = {
+        "void cutlass::device_kernel<vllm::cutlass_3x_gemm_sm90_fp8<cutlass::float_e4m3_t>>": 6.0,
+        "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_TNT": 1.0,
+        "void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<>>>": 2.0,
+        "void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, unsigned char>": 0.5,
+        "triton_red_fused__to_copy_abs_clamp_cutlass_scaled_mm_div_max_mul_reciprocal_silu_slice_2": 0.4,
+        "triton_red_fused__to_copy_abs_clamp_cutlass_scaled_mm_div_fused_add_rms_norm_max_mul_1": 0.1,
+        "triton_poi_fused_4": 0.25,
+    }
+    profile = {
+        "profile": {
+            "wall_s": 10.5,
+            "kernel_s": 10.25,
+            "gpu_idle_share": 0.0238,
+            "kernels": [{"name": name, "s": seconds} for name, seconds in names.items()],
+        }
+    }
+    (tmp_path / "profile.json").write_text(json.dumps(profile))
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "raw_offline.py"), "--summarize", str(tmp_path / "profile.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=BENCH.parent,
+        env={**os.environ, "PYTHONPATH": str(BENCH.parent)},
+    )
+    assert done.returncode == 0, done.stderr
+    rows = dict(re.findall(r"^\| ([^|]+?) \| ([\d.]+) \|", done.stdout, re.M))
+    assert rows == {
+        "GEMM": "7.0",
+        "attention": "2.5",
+        "FP8 activation quantisation, fused with norm or SiLU": "0.5",
+        "other Inductor-fused": "0.25",
+    }
+    assert "GPU idle 2.4%" in done.stdout
