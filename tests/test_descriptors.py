@@ -9,6 +9,8 @@ import pytest
 from conftest import run_cli, write_json
 
 from submitter.errors import SubmitterError
+from submitter.fileformats.run_mode import Mode
+from submitter.fileformats.run_record import RunRecord
 from submitter.rounds.models import Scenario
 from submitter.systems.catalog import descriptor_path, find_descriptors
 from submitter.systems.validate import load_descriptor, validate_file
@@ -245,27 +247,24 @@ def test_benchmark_descriptors_validate():
         assert errors == [], errors
 
 
-def test_a_shipped_setting_is_the_one_its_evidence_measured():
-    """A scenario's `tuned_from` names a file of the checkout that measured its rate (and, for tune-engine's
-    evidence, its engine arguments): an edit to either without new evidence fails here."""
+def test_a_tuned_setting_is_the_one_its_full_length_run_held():
+    """A scenario's `tuned_from`, in the shipped and the bench descriptors, names the run.json of a
+    full-length VALID run with its rate and engine arguments: an edit to either without a new run fails."""
     checkout = Path(__file__).resolve().parents[1]
+    paths = [descriptor_path(system_id) for system_id in find_descriptors()]
     named = 0
-    for system_id in find_descriptors():
-        descriptor = load_descriptor(descriptor_path(system_id))
+    for path in paths + sorted((checkout / "bench" / "systems").glob("*.json")):
+        descriptor = load_descriptor(path)
         for benchmark, setup in descriptor.benchmarks.items():
             for scenario, scenario_setup in setup.scenarios.items():
                 if scenario_setup.tuned_from is None:
                     continue
                 named += 1
-                where = f"{system_id} {benchmark} {scenario}"
-                evidence = json.loads((checkout / scenario_setup.tuned_from).read_text())
-                rate = scenario_setup.user_conf["target_qps"]
-                if "best_qps" in evidence:  # tune-qps --json: confirmed at full length
-                    assert evidence["confirmed_full_length"] and evidence["best_qps"] == rate, where
-                    continue
-                best = evidence["best"]  # tune-engine's evidence.json
-                measured = best["samples_per_second"] if scenario is Scenario.OFFLINE else best["score"]
-                assert rate == pytest.approx(measured, abs=5e-4), where
+                where = f"{path.name} {benchmark} {scenario}"
+                run = RunRecord.model_validate_json((checkout / scenario_setup.tuned_from).read_text())
+                assert (run.benchmark, run.scenario, run.mode) == (benchmark, scenario, Mode.PERFORMANCE)
+                assert run.status == "completed" and run.valid and run.loadgen.overrides == {}, where
+                assert run.loadgen.user_conf["target_qps"] == scenario_setup.user_conf["target_qps"], where
                 engine_args = setup.engine_args_for(scenario)
-                assert {name: best["engine_args"][name] for name in engine_args} == engine_args, where
-    assert named >= 2
+                assert {name: run.engine.args.get(name) for name in engine_args} == engine_args, where
+    assert named >= 4

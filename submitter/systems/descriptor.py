@@ -52,7 +52,7 @@ class ScenarioSetup(BaseModel):
     tuned_from: str | None = Field(
         default=None,
         description="the evidence these engine_args and target_qps were chosen by: tune-engine's "
-        "evidence.json, or the measurements in bench/results/ and their bench/RESULTS.md section",
+        "evidence.json, or the run.json of the full-length run that confirmed them",
     )
 
 
