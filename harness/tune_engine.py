@@ -134,11 +134,6 @@ def system_with(search: EngineSearch, config: Config) -> SystemDescriptor:
     )
 
 
-def _configured_rate(search: EngineSearch) -> float | None:
-    rate = _setup(search).scenarios[search.scenario].user_conf.get("target_qps")
-    return float(rate) if rate else None
-
-
 def _offline_trial(search: EngineSearch, system: SystemDescriptor, trial: ConfigTrial) -> None:
     finished = execute(
         plan_run(
@@ -176,11 +171,11 @@ def _rate_trials(
     search: EngineSearch,
     system: SystemDescriptor,
     trial: ConfigTrial,
-    start: float | None,
     to_win: float | None,
 ) -> None:
     """A short tune-qps search on one engine. The descriptor's own setting (`to_win` None) gets twice the
-    trials, to find its rate from the descriptor's; another starts at the rate it must hold to win."""
+    trials, from the descriptor's target_qps (tune-qps's default start); another starts at the rate it must
+    hold to win."""
     rates: list[Trial] = []
 
     def seen(rate: Trial) -> None:
@@ -193,7 +188,7 @@ def _rate_trials(
         system=system,
         scenario=search.scenario,
         benchmark=search.benchmark,
-        start_qps=to_win if to_win is not None else start,
+        start_qps=to_win,
         trial=search.trial,
         skip_confirm=True,
         precision=search.qps_precision,
@@ -238,9 +233,8 @@ def _measure(
         if search.scenario is Scenario.OFFLINE:
             _offline_trial(search, system, trial)
         else:
-            rate = _configured_rate(search)
             to_win = round(best.score * (1 + search.min_gain), 3) if best and best.score else None
-            _rate_trials(search, system, trial, rate, to_win)
+            _rate_trials(search, system, trial, to_win)
     except RunInterrupted:
         raise
     except SubmitterError as exc:  # an argument the engine does not take, or an engine that failed to start

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import click
 
-from harness.loadgen_settings import Smoke
 from harness.preflight import check_runs_destination
 from harness.search_space import parse_space, space_for
 from harness.tune import TRIAL
@@ -134,11 +133,7 @@ def tune_engine_command(
         min_gain=min_gain,
         max_configs=max_configs,
         samples=samples,
-        trial=Smoke(
-            samples=TRIAL.samples,
-            min_duration_ms=int(trial_seconds * 1000),
-            server_min_queries=TRIAL.server_min_queries,
-        ),
+        trial=TRIAL.model_copy(update={"min_duration_ms": int(trial_seconds * 1000)}),
         qps_trials=rate_trials,
         dataset=dataset,
         model=model,
