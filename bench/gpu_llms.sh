@@ -17,7 +17,7 @@ case $benchmark in
   mixtral-8x7b) model=/tmp/dummy-mixtral-8x7b-fp8 data=/tmp/mixtral-synthetic.pkl samples=1000 layers=() ;;
   llama3.1-405b) model=/tmp/dummy-llama3.1-405b-16-layers-fp8 data=/tmp/llama3.1-405b-synthetic.pkl samples=32 layers=(--layers 16) ;;
 esac
-timed submitter data dummy-model --benchmark "$benchmark" --fp8 "${layers[@]}" --out "$model"
+timed submitter data dummy-model --benchmark "$benchmark" --precision fp8 "${layers[@]}" --out "$model"
 timed submitter data synth --benchmark "$benchmark" --round v6.0 --samples "$samples" --out "$data"
 timed submitter run-all --system gpu_llm_dummy --benchmark "$benchmark" --smoke --runs-dir "$RESULTS/runs" --json "$@" \
   > "$RESULTS/$benchmark.json"

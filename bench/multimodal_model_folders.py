@@ -1,7 +1,7 @@
 """Write a weightless model folder for a multimodal benchmark, complete enough for vLLM's input processing.
 
-    python bench/multimodal_model_folders.py whisper OUT_DIR [--layers N] [--fp8]
-    python bench/multimodal_model_folders.py qwen3-vl-235b-a22b OUT_DIR [--layers N] [--fp8]
+    python bench/multimodal_model_folders.py whisper OUT_DIR [--layers N] [--precision P]
+    python bench/multimodal_model_folders.py qwen3-vl-235b-a22b OUT_DIR [--layers N] [--precision P]
 
 vLLM runs such a folder with `LLM(model=OUT_DIR, load_format="dummy")`: random weights, but the real
 architecture (config.json from harness/models/<benchmark>.json) and a real Hugging Face processor, which vLLM
@@ -29,9 +29,9 @@ The script fetches a missing archive itself with that `pip download` command (Py
 folders are built; copy the folder to a GPU host without network). Only the project's dependencies are
 used: tokenizers (and the standard library).
 
---layers N: fewer decoder layers (whisper: encoder and decoder; Qwen3-VL: text_config.num_hidden_layers,
-with the per-layer lists cut to match). --fp8: a serialized-FP8 checkpoint (`quantization_config`), as
-harness/stand_in_models.py writes it.
+config.json and the marker of a weightless model are harness/stand_in_models.py's (`submitter data
+dummy-model`), with its --layers (fewer decoder layers) and --precision (published: the checkpoint the
+published systems ran, e.g. Qwen3-VL's FP8-dynamic, whisper in bf16).
 """
 
 # ruff: noqa: E501  (the Qwen split regex and the chat template are kept whole, as published)
@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import ast
 import base64
-import copy
 import json
 import subprocess
 import sys
@@ -51,11 +50,10 @@ from pathlib import Path
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
-ROOT = Path(__file__).resolve().parents[1]
-MODELS = ROOT / "harness" / "models"
+from harness.stand_in_models import DUMMY_MARKER, PRECISIONS, architecture_file, write_dummy_model
+from submitter.errors import UsageProblem
+
 CACHE = Path.home() / ".cache" / "submitter" / "mm-vocab"
-DUMMY_MARKER = "submitter-dummy-weights.json"  # harness/stand_in_models.py names it so
-FP8_CHECKPOINT = {"quant_method": "fp8", "activation_scheme": "dynamic"}
 
 WHISPER_SDIST = ("openai-whisper", "20250625", "openai_whisper-20250625.tar.gz")
 DASHSCOPE_WHEEL = ("dashscope", "2.0.2", "dashscope-2.0.2-py3-none-any.whl")
@@ -542,35 +540,6 @@ def write_qwen3_vl(out: Path, config: dict) -> None:
     )
 
 
-# ---------------------------------------------------------------------------------------------------------
-# config.json
-
-
-def shallower(benchmark: str, config: dict, layers: int) -> dict:
-    """The same architecture with `layers` decoder layers."""
-    config = copy.deepcopy(config)
-    if benchmark == "whisper":
-        full = config["decoder_layers"]
-        if not 1 <= layers <= full:
-            raise SystemExit(f"--layers must be between 1 and {full}")
-        config["encoder_layers"] = config["decoder_layers"] = config["num_hidden_layers"] = layers
-        return config
-    text = config["text_config"]
-    full = text["num_hidden_layers"]
-    if not 1 <= layers <= full:
-        raise SystemExit(f"--layers must be between 1 and {full}")
-    text["num_hidden_layers"] = layers
-    # Per-layer lists index text layers: keep those that still exist.
-    text["mlp_only_layers"] = [i for i in text.get("mlp_only_layers", []) if i < layers]
-    if "layer_types" in text:
-        text["layer_types"] = text["layer_types"][:layers]
-    # deepstack_visual_indexes name *vision* blocks (of vision_config.depth), untouched; their features are
-    # added after text layers 0..len-1, which must exist.
-    if layers < len(config["vision_config"].get("deepstack_visual_indexes", [])):
-        raise SystemExit("Qwen3-VL needs at least as many text layers as deepstack_visual_indexes (3)")
-    return config
-
-
 def _json(path: Path, data: dict) -> None:
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -580,40 +549,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("benchmark", choices=["whisper", "qwen3-vl-235b-a22b"])
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--layers", type=int, help="fewer decoder layers than the published model")
-    parser.add_argument("--fp8", action="store_true", help="serialized-FP8 checkpoint (quantization_config)")
+    parser.add_argument("--precision", choices=PRECISIONS, default="checkpoint", help="as data dummy-model's")
     args = parser.parse_args(argv)
 
-    published = json.loads((MODELS / f"{args.benchmark}.json").read_text(encoding="utf-8"))
-    config = shallower(args.benchmark, published, args.layers) if args.layers else copy.deepcopy(published)
-    if args.fp8 and "quantization_config" not in config:
-        config["quantization_config"] = FP8_CHECKPOINT
+    published = json.loads(architecture_file(args.benchmark).read_text(encoding="utf-8"))
     out: Path = args.out_dir
     out.mkdir(parents=True, exist_ok=True)
-    _json(out / "config.json", config)
+    try:
+        write_dummy_model(out, args.benchmark, precision=args.precision, layers=args.layers)
+    except UsageProblem as problem:
+        raise SystemExit(str(problem)) from None
     if args.benchmark == "whisper":
         write_whisper(out, published)
-        layers, full, dtype = config["decoder_layers"], published["decoder_layers"], published["torch_dtype"]
     else:
         write_qwen3_vl(out, published)
-        layers, full = (
-            config["text_config"]["num_hidden_layers"],
-            published["text_config"]["num_hidden_layers"],
-        )
-        dtype = published["text_config"]["dtype"]
-    _json(
-        out / DUMMY_MARKER,
-        {
-            "benchmark": args.benchmark,
-            "note": "no weights: vLLM builds this architecture with random weights",
-            "layers": layers,
-            "model_layers": full,
-            "weights": "fp8 checkpoint" if args.fp8 else dtype,
-        },
-    )
+    marker = json.loads((out / DUMMY_MARKER).read_text(encoding="utf-8"))
     size = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
     print(
-        f"{out}: {args.benchmark}, {layers} of {full} layers{', fp8' if args.fp8 else ''},"
-        f" {size / 1e6:.1f} MB"
+        f"{out}: {args.benchmark}, {marker['layers']} of {marker['model_layers']} layers, "
+        f"weights {marker['weights']}, {size / 1e6:.1f} MB"
     )
     return 0
 

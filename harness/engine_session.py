@@ -4,10 +4,11 @@
         outcome = session.run(spec, environment)
 
 A worker keeps its engine from one test to the next. `session.run` reuses the live worker when the
-test needs the same engine, environment, LoadGen model and scenario, and the same user.conf apart
-from target_qps (what a worker can change between tests), and starts a new one otherwise;
-`submitter run` makes one test per session, tune-qps runs every trial in one, so a GPU engine starts
-once instead of once per trial.
+test needs the same engine (its sampling aside, which each test sets), environment, LoadGen model and
+scenario, and the same user.conf apart from target_qps (what a worker can change between tests), and
+starts a new one otherwise; `submitter run` makes one test per session, while run-all runs every mode
+of a scenario in one and tune-qps every trial, so a GPU engine starts once per scenario instead of
+once per run.
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ class EngineSession:
 
     def run(self, spec: WorkerSpec, environment: Mapping[str, str]) -> TestOutcome:
         """One LoadGen test; Ctrl-C or SIGTERM meanwhile stops the worker and reports `interrupted`."""
-        serves = (spec.engine, loadgen_configuration(spec), sorted(environment.items()))
+        engine = spec.engine.model_dump(exclude={"generation"})
+        serves = (engine, loadgen_configuration(spec), sorted(environment.items()))
         if self._worker is not None and serves != self._serves:
             self.close()
         if self._worker is None:

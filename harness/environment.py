@@ -44,21 +44,26 @@ def git_state() -> GitState:
         return GitState(commit=None, dirty=None, note=f"git failed: {exc.stderr.strip() or exc}")
 
 
-def visible_devices() -> list[str] | None:
-    """The GPUs CUDA_VISIBLE_DEVICES lets this process use (indices or UUIDs); None when it is unset."""
-    value = os.environ.get("CUDA_VISIBLE_DEVICES")
+def visible_devices(value: str | None = None) -> list[str] | None:
+    """The GPUs CUDA_VISIBLE_DEVICES (or `value`, a setting of it) lets a process use (indices or UUIDs);
+    None when it is unset."""
+    value = os.environ.get("CUDA_VISIBLE_DEVICES") if value is None else value
     if value is None:
         return None
     return [device.strip() for device in value.split(",") if device.strip()]
 
 
-def gpus() -> list[Gpu]:
-    """The NVIDIA GPUs this process may use, as nvidia-smi lists them (CUDA_VISIBLE_DEVICES honoured);
-    none when there is no nvidia-smi or it fails."""
-    visible = visible_devices()
+def gpus(visible: list[str] | None = None) -> list[Gpu]:
+    """The NVIDIA GPUs this process (or one given `visible`) may use, as nvidia-smi lists them, in
+    CUDA_VISIBLE_DEVICES' order; none when there is no nvidia-smi or it fails."""
+    visible = visible_devices() if visible is None else visible
     if shutil.which("nvidia-smi") is None or visible == []:
         return []
-    command = ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"]
+    command = [
+        "nvidia-smi",
+        "--query-gpu=index,name,memory.total,driver_version,pci.bus_id",
+        "--format=csv,noheader",
+    ]
     if visible is not None:
         command.append(f"--id={','.join(visible)}")
     try:
@@ -66,4 +71,14 @@ def gpus() -> list[Gpu]:
     except (OSError, subprocess.SubprocessError):
         return []
     rows = [[cell.strip() for cell in line.split(",")] for line in output.splitlines() if line.strip()]
-    return [Gpu(name=row[0], memory=row[1], driver=row[2]) for row in rows if len(row) >= 3]
+    found = [
+        Gpu(index=int(row[0]), name=row[1], memory=row[2], driver=row[3], bus_id=row[4])
+        for row in rows
+        if len(row) >= 5 and row[0].isdigit()
+    ]
+    if (
+        visible is not None
+    ):  # nvidia-smi lists by index; CUDA numbers them as CUDA_VISIBLE_DEVICES orders them
+        order = {name: position for position, name in enumerate(visible)}
+        found.sort(key=lambda gpu: order.get(str(gpu.index), len(order)))
+    return found

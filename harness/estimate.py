@@ -2,7 +2,8 @@
 
 LoadGen's own sizing rules (from the round's `run_sizing`) give the number of samples; the system's
 `target_qps` is its expected samples per second. Accuracy runs issue the dataset once; audit runs what
-the audit file says. Engine start-up and ROUGE scoring come on top.
+the audit file says. The engine's start (for the first run of those that share one) and ROUGE scoring
+come on top.
 """
 
 from __future__ import annotations
@@ -66,10 +67,12 @@ def issued_samples(plan: RunPlan) -> int:
     return math.ceil(wanted)
 
 
-def estimate(plan: RunPlan, cores: int | None = None) -> Estimate:
+def estimate(plan: RunPlan, cores: int | None = None, starts_engine: bool = True) -> Estimate:
     samples = issued_samples(plan)
     qps = float(plan.user_conf.get("target_qps", 1.0))
-    seconds = backend_info(plan.engine.backend).start_s + samples / qps
+    seconds = samples / qps
+    if starts_engine:
+        seconds += backend_info(plan.engine.backend).start_s
     disk = _LOG_BYTES
     logged = samples if plan.request.mode is not Mode.PERFORMANCE else 0
     if logged:

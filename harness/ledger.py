@@ -24,7 +24,7 @@ Event = Literal[
     "plan-started",  # run-all begins a plan; `detail` lists its steps
     "run-reused",  # run-all skips a step: a valid run with the same settings exists (`run_dir`)
     "run-started",
-    "run-finished",  # `status`, `valid` and `detail` (the metric or the first problem)
+    "run-finished",  # `status`, `valid`, `detail` (the metric or the first problem) and `engine`
     "plan-finished",  # `detail`: how many steps were valid
     "plan-interrupted",
     "tune-started",  # tune-engine begins a search; `detail` lists its space
@@ -44,6 +44,8 @@ class LedgerEvent(BaseModel):
     status: str | None = None
     valid: bool | None = None
     detail: str | None = None
+    # run-finished: "started (312.4 s)", or which run's engine this run shared ("kept from RUN, test 3")
+    engine: str | None = None
 
 
 def append_event(runs_root: Path, event: Event, system: str, **fields: object) -> None:

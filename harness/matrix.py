@@ -45,8 +45,9 @@ def required_steps(
     rules: RoundRules,
     benchmarks: tuple[str, ...] = (),
     scenarios: tuple[Scenario, ...] = (),
+    modes: tuple[Mode, ...] = (),
 ) -> list[Step]:
-    """The steps of a plan, optionally narrowed to some benchmarks and scenarios."""
+    """The steps of a plan, optionally narrowed to some benchmarks, scenarios and modes."""
     unknown = [name for name in benchmarks if name not in system.benchmarks]
     if unknown:
         raise UsageProblem(
@@ -66,19 +67,19 @@ def required_steps(
                 f"round {rules.name} has no benchmark {name!r} (systems/{system.id}.json); "
                 + (f"it is in {', '.join(having)}: pass --round" if having else "no round has it")
             )
-        modes = [Mode.ACCURACY, Mode.PERFORMANCE]
+        required = [Mode.ACCURACY, Mode.PERFORMANCE]
         for test in rules.benchmark(name).compliance_tests:
             if test not in runnable_audits:
                 raise SubmitterError(
                     f"round {rules.name} requires {test} for {name}; the harness cannot run that test"
                 )
-            modes.append(Mode(test))
+            required.append(Mode(test))
         for scenario in HARNESS_SCENARIOS:
             if scenario in setup.scenarios and (not scenarios or scenario in scenarios):
-                steps += [Step(name, scenario, mode) for mode in modes]
+                steps += [Step(name, scenario, mode) for mode in required if not modes or mode in modes]
     if not steps:
         raise UsageProblem(
-            f"nothing to run: system {system.id} sets up none of the scenarios asked for "
+            f"nothing to run: system {system.id} sets up none of the scenarios and modes asked for "
             f"in round {rules.name}"
         )
     return sorted(

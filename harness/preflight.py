@@ -9,20 +9,23 @@ import importlib.util
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from harness.engines.registry import args_class
-from harness.environment import gpus
+from harness.environment import gpus, visible_devices
 from harness.ledger import LEDGER
+from harness.model_size import Precision, model_size
 from harness.stand_in_models import DUMMY_MARKER
+from harness.topology import MemoryFit, Placement, check_fits, described_gpus, memory_fit, place
 from submitter import hub
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.fileio import ensure_writable
 from submitter.systems.backends import backend_info
+from submitter.systems.descriptor import BenchmarkSetup
 from submitter.systems.descriptor_rules import SETTABLE_USER_CONF_KEYS
 
 _WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.pt", "*.gguf")
@@ -129,16 +132,57 @@ def check_backend_takes_media(backend: str, media: str | None, where: str) -> No
         raise UsageProblem(f"{where}: backend openai sends no audio; use backend vllm for this benchmark")
 
 
-def check_gpus(backend: str, needed: int) -> None:
+def place_engines(
+    backend: str, setup: BenchmarkSetup, system: Mapping[str, Any], where: str, described_host: bool
+) -> Placement | None:
+    """The GPUs each replica of an in-process GPU engine runs on (harness.topology), on this host or,
+    when planning ahead, on the host the descriptor describes; None for engines that load no model here."""
     if not backend_info(backend).needs_gpu:
-        return
-    found = len(gpus())
-    if found < needed:
+        return None
+    if described_host:
+        return place(setup, described_gpus(system), system, where)
+    available = gpus(visible_devices(setup.environment.get("CUDA_VISIBLE_DEVICES")))
+    if not available:
         raise SubmitterError(
-            f"backend {backend} needs {needed} GPU(s) (tensor x pipeline parallel size x replicas) but "
-            f"nvidia-smi "
-            f"reports {found}; run on a GPU host, or use the synthetic or openai backend here"
+            f"{where}: backend {backend} needs {setup.accelerators_needed} GPU(s) (replicas x tensor x "
+            "pipeline parallel size) but nvidia-smi reports none; run on a GPU host, plan for the described "
+            "one with run-all --dry-run --described-gpus, or use the synthetic or openai backend here"
         )
+    return place(setup, available, system, where)
+
+
+def model_config(model: str) -> dict[str, Any] | None:
+    """The checkpoint's config.json: in its folder, or in the newest downloaded hub snapshot."""
+    folder = Path(model)
+    snapshots = [folder] if folder.is_dir() else hub.snapshots(model)
+    candidates = [snapshot / "config.json" for snapshot in snapshots]
+    for path in candidates:
+        try:
+            config = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(config, dict):
+            return config
+    return None
+
+
+def check_memory(
+    model: str, quantization: str | None, args: Mapping[str, Any], placement: Placement, where: str
+) -> MemoryFit | None:
+    """That each replica's GPUs hold the weights and at least one full-length sequence's KV cache under
+    the engine arguments; None where the checkpoint's architecture is not one harness.model_size knows, or
+    the GPUs' memory is not (a described host that leaves it unstated)."""
+    config = model_config(model)
+    if config is None or any(gpu.memory_bytes is None for gpu in placement.gpus):
+        return None
+    try:
+        size = model_size(config)
+        precision = Precision.of(config, quantization)
+    except UsageProblem:
+        return None
+    fit = memory_fit(size, precision, placement, args)
+    check_fits(fit, where)
+    return fit
 
 
 def check_engine_args(backend: str, args: dict[str, Any], where: str) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from harness import ledger
+from harness.engine_session import EngineSession
 from harness.estimate import Estimate, estimate
 from harness.loadgen_settings import Smoke
 from harness.matrix import Step, required_steps
@@ -28,6 +29,7 @@ from harness.preflight import PreflightFailed, check_runs_destination
 from harness.reuse import Earlier, find_earlier
 from harness.runner import RunInterrupted, RunPlan, RunRequest, execute, plan_run, run_directory
 from submitter.errors import SubmitterError, UsageProblem
+from submitter.fileformats.run_mode import Mode
 from submitter.fileformats.run_record import RunRecord, read_record
 from submitter.interrupts import terminate_as_interrupt
 from submitter.rounds.models import Scenario
@@ -43,6 +45,7 @@ class CampaignRequest:
     system: SystemDescriptor
     benchmarks: tuple[str, ...] = ()
     scenarios: tuple[Scenario, ...] = ()
+    modes: tuple[Mode, ...] = ()
     dataset: Path | None = None
     model: str | None = None
     smoke: Smoke | None = None
@@ -52,6 +55,7 @@ class CampaignRequest:
     progress: bool = False
     command_line: tuple[str, ...] = ()
     early_abort: bool = True  # Server and Interactive performance runs stop once VALID is impossible
+    described_host: bool = False  # plan for the descriptor's GPUs, not this host's (dry runs)
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,9 @@ def _free_bytes(path: Path) -> int:
 def plan_campaign(request: CampaignRequest) -> Campaign:
     """Plan every run and run every preflight check; all problems are reported together."""
     system = request.system
-    steps = required_steps(system, load_round(system.round), request.benchmarks, request.scenarios)
+    steps = required_steps(
+        system, load_round(system.round), request.benchmarks, request.scenarios, request.modes
+    )
     problems: dict[str, list[Step]] = {}
     usage_problem = False
     try:  # where every run writes: refused now, not after the first engine has started
@@ -122,6 +128,7 @@ def plan_campaign(request: CampaignRequest) -> Campaign:
         problems[str(exc)] = list(steps)
         usage_problem, writable_root = isinstance(exc, UsageProblem), False
     planned = []
+    engine_running: tuple[object, ...] | None = None  # what the engine of the last run to do serves
     for step in steps:
         run_request = RunRequest(
             system=system,
@@ -135,6 +142,7 @@ def plan_campaign(request: CampaignRequest) -> Campaign:
             progress=request.progress,
             command_line=request.command_line,
             early_abort=request.early_abort,
+            described_host=request.described_host,
         )
         try:
             plan = plan_run(run_request)
@@ -146,7 +154,10 @@ def plan_campaign(request: CampaignRequest) -> Campaign:
                 usage_problem = usage_problem or isinstance(problem, UsageProblem)
             continue
         earlier = find_earlier(plan) if request.resume else Earlier(None, "--no-resume")
-        planned.append(PlannedRun(step, plan, earlier, estimate(plan)))
+        starts_engine = earlier.reusable is None and _engine_of(plan) != engine_running
+        if earlier.reusable is None:
+            engine_running = _engine_of(plan)
+        planned.append(PlannedRun(step, plan, earlier, estimate(plan, starts_engine=starts_engine)))
     if problems:
         lines = [
             f"- {message} ({'every run' if len(failing) == len(steps) else ', '.join(map(str, failing))})"
@@ -162,6 +173,12 @@ def plan_campaign(request: CampaignRequest) -> Campaign:
             f"{campaign.disk_free_bytes / 1e9:.1f} GB free; free space or pass --runs-dir elsewhere"
         )
     return campaign
+
+
+def _engine_of(plan: RunPlan) -> tuple[object, ...]:
+    """What decides whether consecutive runs share an engine (harness.engine_session): the engine but
+    its sampling, and the scenario, since LoadGen reads its configuration once per process."""
+    return (plan.engine.model_dump(exclude={"generation"}), plan.target.model, plan.target.scenario)
 
 
 @contextmanager
@@ -191,7 +208,9 @@ def execute_campaign(campaign: Campaign, progress: CampaignProgress) -> list[Ste
     system_id = request.system.id
     total = len(campaign.runs)
     outcomes: list[StepOutcome] = []
-    with _exclusive(request.runs_root, system_id), terminate_as_interrupt():
+    # One worker for the whole plan: it keeps its engine while consecutive runs can share it (every mode
+    # of a scenario) and is replaced when they cannot.
+    with _exclusive(request.runs_root, system_id), terminate_as_interrupt(), EngineSession() as session:
         ledger.append_event(
             request.runs_root,
             "plan-started",
@@ -214,7 +233,7 @@ def execute_campaign(campaign: Campaign, progress: CampaignProgress) -> list[Ste
                 else:
                     progress.starting(index, total, planned, seconds_left)
                     seconds_left -= planned.estimate.seconds
-                    outcome = _run_one(planned)
+                    outcome = _run_one(planned, session)
                 outcomes.append(outcome)
                 progress.finished(index, total, outcome)
                 if request.fail_fast and not outcome.valid:
@@ -232,9 +251,9 @@ def execute_campaign(campaign: Campaign, progress: CampaignProgress) -> list[Ste
     return outcomes
 
 
-def _run_one(planned: PlannedRun) -> StepOutcome:
+def _run_one(planned: PlannedRun, session: EngineSession) -> StepOutcome:
     try:
-        finished = execute(planned.plan)
+        finished = execute(planned.plan, session)
     except RunInterrupted:
         raise
     except SubmitterError as exc:  # refused in the worker before LoadGen started: no run directory

@@ -31,6 +31,7 @@ from harness.loadgen_release import LoadGenRelease, release_for
 from harness.loadgen_settings import LoadGenTarget, Smoke, loadgen_target, user_conf_text
 from harness.outcome import mode_problems, read_outcome
 from harness.stand_in_models import dummy_description
+from harness.topology import MemoryFit, Placement
 from harness.worker import ABORTED, REFUSED_BEFORE_START, WorkerSpec
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.evaluation.detokenize import TOKENIZER_FILE, find_tokenizer
@@ -42,6 +43,8 @@ from submitter.fileformats.run_record import (
     EngineRecord,
     LoadGenRecord,
     RunRecord,
+    TopologyRecord,
+    WorkerResult,
     read_record,
     scores_text,
     write_record,
@@ -83,6 +86,8 @@ class RunRequest:
     command_line: tuple[str, ...] = ()
     target_qps: float | None = None  # replaces the descriptor's (tune-qps trials)
     early_abort: bool = True  # stop a Server or Interactive performance run once VALID is impossible
+    # Plan for the GPUs the descriptor describes instead of this host's (run-all --dry-run only).
+    described_host: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,30 @@ class RunPlan:
     not_submittable: list[str] = field(default_factory=list)
     tokenizer: Path | None = None  # the folder with tokenizer.json that scores an accuracy run
     early_abort: Limits | None = None  # the limits that stop the run early; None: it runs to the end
+    placement: Placement | None = None  # which GPUs each replica runs on; None: no model loaded here
+    memory: MemoryFit | None = None  # preflight's estimate for one GPU; None: not estimated
+
+    def topology_record(self) -> TopologyRecord | None:
+        if self.placement is None:
+            return None
+        return TopologyRecord(
+            tensor_parallel_size=self.placement.tensor_parallel,
+            pipeline_parallel_size=self.placement.pipeline_parallel,
+            replicas=self.placement.records(),
+            memory_estimate=self.memory.record() if self.memory else None,
+        )
+
+    def topology_text(self) -> str | None:
+        """`2 replica(s) of TP=2 on GPUs 0,1 | 2,3 (4x NVIDIA H100 80GB HBM3); per GPU ...`: the placement
+        and the memory estimate, as run and run-all print them before the engine starts."""
+        if self.placement is None:
+            return None
+        memory = (
+            self.memory.describe()
+            if self.memory
+            else "memory not estimated (GPU memory or architecture unknown)"
+        )
+        return f"{self.placement.describe()}; {memory}"
 
     @property
     def plugin(self) -> str:
@@ -226,15 +255,24 @@ def plan_run(request: RunRequest) -> RunPlan:
 
     where = f"systems/{system.id}.json {request.scenario}"
     backend = setup.backend_for(request.scenario)
+    engine_facts = backend_info(backend)
     args = setup.engine_args_for(request.scenario)
+    if engine_facts.needs_gpu:
+        args = {"max_model_len": generation_rules.max_model_len, **args}
     found = preflight.Problems()
     found.check(preflight.check_user_conf, scenario_setup.user_conf, where)
     loadgen = found.check(release_for, rules)
     found.check(preflight.check_no_stray_audit_config, Path.cwd())
-    found.check(preflight.check_gpus, backend, setup.accelerators_needed)
-    found.check(preflight.check_engine_installed, backend)
+    placement = found.check(
+        preflight.place_engines, backend, setup, system.system, where, request.described_host
+    )
+    if not request.described_host:  # planning for another host: its engine is installed there
+        found.check(preflight.check_engine_installed, backend)
     model_name = request.model or setup.model_path
     resolved = found.check(preflight.resolve_model, backend, model_name)
+    memory = None
+    if placement is not None and resolved is not None:
+        memory = found.check(preflight.check_memory, resolved[0], setup.quantization, args, placement, where)
     audit_config = None
     if request.mode.audit_test:
         audit_config = found.check(_audit_config, request.mode.audit_test, benchmark.name)
@@ -243,7 +281,6 @@ def plan_run(request: RunRequest) -> RunPlan:
         tokenizer = found.check(_scoring_tokenizer, model_name, resolved[1])
     found.check(preflight.check_engine_args, backend, args, where)
     found.check(preflight.check_backend_takes_media, backend, media, where)
-    engine_facts = backend_info(backend)
     if engine_facts.checks_endpoints:
         found.check(preflight.check_endpoints, list(args.get("endpoints", [])))
     dataset = found.check(_dataset_for, request, setup, benchmark)
@@ -261,7 +298,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         backend=backend,
         model=model,
         generation=generation,
-        args={"max_model_len": generation_rules.max_model_len, **args} if engine_facts.needs_gpu else args,
+        args=args,
         tensor_parallel_size=setup.tensor_parallel_size,
         pipeline_parallel_size=setup.pipeline_parallel_size,
         replicas=setup.replicas,
@@ -298,6 +335,8 @@ def plan_run(request: RunRequest) -> RunPlan:
         not_submittable=not_submittable,
         tokenizer=tokenizer,
         early_abort=early_abort_limits(request, benchmark) if request.early_abort else None,
+        placement=placement,
+        memory=memory,
     )
 
 
@@ -465,6 +504,15 @@ def _result_text(record: RunRecord) -> str | None:
     return f"{outcome.metric_value:.2f} {outcome.metric_unit}"
 
 
+def _engine_text(result: WorkerResult | None) -> str | None:
+    """The ledger's word on the run's engine: started by this run, or kept from an earlier one."""
+    if result is None or result.engine_started_by is None:
+        return None
+    if result.engine_start_s is not None:
+        return f"started ({result.engine_start_s:,.1f} s)"
+    return f"kept from {result.engine_started_by}, test {result.engine_test_number}"
+
+
 def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
     """Run the plan in `session`'s worker (which may keep its engine from an earlier run), or a new one."""
     request = plan.request
@@ -478,6 +526,7 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
     label = f"{request.scenario} {request.mode}"
     spec = WorkerSpec(
         run_dir=run_dir.resolve(),
+        run_name=ledger_dir,
         user_conf=(run_dir / USER_CONF).resolve(),
         user_conf_values=plan.user_conf,
         loadgen_model=plan.target.model,
@@ -495,7 +544,10 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         progress_label=label if request.progress else None,
         early_abort=plan.early_abort,
     )
-    worker_env = worker_environment(plan.setup.environment, plan.loadgen.path)
+    engine_environment = dict(plan.setup.environment)
+    if plan.placement is not None:  # the worker sees exactly its replicas' GPUs, group after group
+        engine_environment["CUDA_VISIBLE_DEVICES"] = plan.placement.visible_devices
+    worker_env = worker_environment(engine_environment, plan.loadgen.path)
     began = time.monotonic()
     if session is None:
         with EngineSession() as own_session:
@@ -571,8 +623,9 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
             **(result.engine_versions if result else {}),
         },
         git=environment.git_state(),
-        gpus=environment.gpus(),
+        gpus=plan.placement.gpus if plan.placement else environment.gpus(),
         engine=plan.engine_record(),
+        topology=plan.topology_record(),
         dataset={"path": str(plan.dataset), "samples": plan.dataset_size, "sha256": plan.dataset_sha256},
         loadgen=LoadGenRecord(
             model=plan.target.model,
@@ -596,6 +649,7 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         status=status,
         valid=record.valid,
         detail=problems[0] if problems else _result_text(record),
+        engine=_engine_text(result),
     )
     if status == "interrupted":
         raise RunInterrupted(f"interrupted; what LoadGen wrote so far and run.json are in {run_dir}")

@@ -56,6 +56,7 @@ class WorkerSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     run_dir: Path
+    run_name: str  # the run directory within the runs folder, as run.json and the ledger name runs
     user_conf: Path
     user_conf_values: dict[str, int | float]  # what user_conf sets, to compare tests sharing a worker
     loadgen_model: str
@@ -82,6 +83,7 @@ class _KeptState:
     def __init__(self) -> None:
         self.engine: Engine | None = None
         self.engine_spec: EngineSpec | None = None
+        self.started_by: str | None = None  # the run whose test started the engine
         self.tests = 0
         self.settings: Any = None
         self.configuration: tuple[str, str, dict[str, int | float]] | None = None
@@ -149,11 +151,15 @@ def _engine(spec: WorkerSpec, kept: _KeptState, result: WorkerResult) -> Engine:
         began = time.monotonic()
         engine.start()
         result.engine_start_s = round(time.monotonic() - began, 3)
-        kept.engine, kept.engine_spec = engine, spec.engine
-    elif kept.engine_spec != spec.engine:
+        kept.engine, kept.engine_spec, kept.started_by = engine, spec.engine, spec.run_name
+    elif kept.engine_spec is None or not spec.engine.built_alike(kept.engine_spec):
         raise SubmitterError("this worker's engine was built with other arguments; start a new worker")
+    elif spec.engine.generation != kept.engine_spec.generation:
+        kept.engine.use_generation(spec.engine.generation)
+        kept.engine_spec = spec.engine
     kept.tests += 1
     result.engine_test_number = kept.tests
+    result.engine_started_by = kept.started_by
     result.engine_versions = kept.engine.versions()
     return kept.engine
 

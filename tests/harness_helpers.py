@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +114,31 @@ def every_step_run(folder: Path) -> tuple[dict[str, Any], Path]:
         finished = short_run(descriptor, step.scenario, step.mode, dataset, folder / "runs")
         assert finished.record.valid, finished.record.problems
     return descriptor, folder / "runs"
+
+
+def fake_nvidia_smi(folder: Path, gpus: list[tuple[str, int]]) -> Path:
+    """An `nvidia-smi` in `folder` that answers `--query-gpu=... --format=csv,noheader [--id=...]` as the
+    real one does, for GPUs of these names and MiB (a GPU host stands in; put `folder` first on PATH)."""
+    table = [
+        {
+            "index": str(index),
+            "name": name,
+            "memory.total": f"{mib} MiB",
+            "driver_version": "580.159.04",
+            "pci.bus_id": f"00000000:{0x18 + 16 * index:02X}:00.0",
+        }
+        for index, (name, mib) in enumerate(gpus)
+    ]
+    script = folder / "nvidia-smi"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        f"table = {table!r}\n"
+        "args = dict(arg.split('=', 1) for arg in sys.argv[1:] if '=' in arg)\n"
+        "ids = args['--id'].split(',') if '--id' in args else [row['index'] for row in table]\n"
+        "for row in table:\n"
+        "    if row['index'] in ids:\n"
+        "        print(', '.join(row[column] for column in args['--query-gpu'].split(',')))\n"
+    )
+    script.chmod(0o755)
+    return script

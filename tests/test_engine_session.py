@@ -87,3 +87,73 @@ def test_a_worker_that_dies_is_replaced_by_the_next_test(tmp_path: Path) -> None
     assert died.record.status == "failed" and not died.record.valid
     assert died.record.exit_status == -signal.SIGKILL
     assert _harness(again.record)[0] == 1
+
+
+def test_run_all_starts_one_engine_per_scenario_and_the_ledger_names_who_shared_it(tmp_path: Path) -> None:
+    from harness.ledger import read_events
+    from harness.run_all import CampaignRequest, execute_campaign, plan_campaign
+    from submitter.systems.descriptor import SystemDescriptor
+
+    class Quiet:
+        def starting(self, *args: object) -> None:
+            pass
+
+        def finished(self, *args: object) -> None:
+            pass
+
+    dataset = write_dataset(tmp_path / "data.json")
+    request = CampaignRequest(
+        system=SystemDescriptor.model_validate(fast_descriptor()),
+        scenarios=(Scenario.OFFLINE, Scenario.SERVER),
+        dataset=dataset,
+        smoke=SHORT,
+        runs_root=tmp_path / "runs",
+    )
+    outcomes = execute_campaign(plan_campaign(request), Quiet())
+    assert all(outcome.valid for outcome in outcomes), [o.record.problems for o in outcomes if o.record]
+    by_scenario: dict[str, list[RunRecord]] = {}
+    for outcome in outcomes:
+        assert outcome.record is not None
+        by_scenario.setdefault(outcome.step.scenario, []).append(outcome.record)
+    for records in by_scenario.values():  # TEST06, accuracy, performance
+        first_run = f"{records[0].system}/{records[0].benchmark}/{records[0].scenario}/TEST06/"
+        harness = [record.harness for record in records]
+        assert [h.engine_test_number for h in harness if h] == [1, 2, 3]
+        assert [h.engine_start_s is not None for h in harness if h] == [True, False, False]
+        assert len({h.engine_started_by for h in harness if h}) == 1
+        assert harness[0] is not None and (harness[0].engine_started_by or "").startswith(first_run)
+    offline, server = (by_scenario[s][0].harness for s in (Scenario.OFFLINE, Scenario.SERVER))
+    assert offline and server and offline.engine_started_by != server.engine_started_by
+    # The run log says which runs shared an engine.
+    finished = [event for event in read_events(tmp_path / "runs") if event.event == "run-finished"]
+    assert [(event.engine or "").split(" ")[0] for event in finished] == ["started", "kept", "kept"] * 2
+    assert finished[2].engine == f"kept from {finished[0].run_dir}, test 3"
+
+
+def test_one_engine_serves_runs_with_their_own_answer_lengths(tmp_path: Path) -> None:
+    """An accuracy run may generate longer answers than a performance run (gpt-oss-120b): the engine,
+    here two replica processes, takes each run's sampling instead of being started again."""
+    import dataclasses
+
+    from harness.runner import RunRequest, execute, plan_run
+    from submitter.systems.descriptor import SystemDescriptor
+
+    dataset = write_dataset(tmp_path / "data.json")
+    request = RunRequest(
+        system=SystemDescriptor.model_validate(fast_descriptor(replicas=2)),
+        benchmark="llama3.1-8b",
+        scenario=Scenario.OFFLINE,
+        mode=Mode.PERFORMANCE,
+        dataset=dataset,
+        smoke=SHORT,
+        runs_root=tmp_path / "runs",
+    )
+    plan = plan_run(request)
+    generation = plan.engine.generation.model_copy(update={"max_tokens": 32})
+    shorter = dataclasses.replace(plan, engine=plan.engine.model_copy(update={"generation": generation}))
+    with EngineSession() as session:
+        runs = [execute(each, session).record for each in (plan, shorter, plan)]
+    assert all(record.valid for record in runs), [record.problems for record in runs]
+    harness = [record.harness for record in runs]
+    assert [h.engine_test_number for h in harness if h] == [1, 2, 3]
+    assert [h.tokens // h.samples_completed for h in harness if h] == [128, 32, 128]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from harness_helpers import SHORT, fast_descriptor, write_dataset
+from harness_helpers import SHORT, fake_nvidia_smi, fast_descriptor, write_dataset
 
 from harness.ledger import read_events
 from harness.runner import RunRequest, execute, plan_run
@@ -88,7 +88,7 @@ def test_gpu_engine_without_a_gpu_is_refused(
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi on this PATH
     descriptor = fast_descriptor(backend="vllm", model_path=str(tmp_path))
-    with pytest.raises(SubmitterError, match=r"backend vllm needs 1 GPU\(s\) .* nvidia-smi reports 0"):
+    with pytest.raises(SubmitterError, match=r"backend vllm needs 1 GPU\(s\) .* nvidia-smi reports none"):
         plan_run(request_for(descriptor, tmp_path, dataset))
 
 
@@ -161,29 +161,19 @@ def test_a_full_run_needs_the_whole_dataset(tmp_path: Path, dataset: Path) -> No
         plan_run(request_for(fast_descriptor(), tmp_path, dataset, smoke=None))
 
 
-def _fake_nvidia_smi(folder: Path) -> None:
-    """An nvidia-smi that lists the GPUs named by --id (all four without it), as the real one does."""
-    script = folder / "nvidia-smi"
-    script.write_text(
-        "#!/bin/sh\n"
-        'ids="0 1 2 3"\n'
-        'for arg in "$@"; do case "$arg" in --id=*) ids=$(echo "${arg#--id=}" | tr , " ");; esac; done\n'
-        'for id in $ids; do echo "NVIDIA H200 #$id, 143771 MiB, 580.159.04"; done\n'
-    )
-    script.chmod(0o755)
-
-
 def test_gpus_are_the_ones_cuda_visible_devices_gives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from harness.environment import gpus
 
-    _fake_nvidia_smi(tmp_path)
+    fake_nvidia_smi(tmp_path, [(f"NVIDIA H200 #{index}", 143771) for index in range(4)])
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     assert [gpu.name for gpu in gpus()] == [f"NVIDIA H200 #{index}" for index in range(4)]
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,3")
-    assert [gpu.name for gpu in gpus()] == ["NVIDIA H200 #1", "NVIDIA H200 #3"]
+    assert gpus()[2].bus_id == "00000000:38:00.0" and gpus()[2].memory_bytes == 143771 << 20
+    # CUDA numbers the GPUs in CUDA_VISIBLE_DEVICES' order, whatever nvidia-smi's.
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,1")
+    assert [(gpu.index, gpu.name) for gpu in gpus()] == [(3, "NVIDIA H200 #3"), (1, "NVIDIA H200 #1")]
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     assert gpus() == []
 
@@ -204,7 +194,7 @@ def test_replicas_are_placed_within_the_gpus_the_run_was_given(monkeypatch: pyte
 def test_a_shallower_dummy_model_says_so_in_what_the_run_records(tmp_path: Path) -> None:
     from harness.stand_in_models import dummy_description, write_dummy_model
 
-    shallow = write_dummy_model(tmp_path / "shallow", "llama3.1-405b", fp8=True, layers=16)
+    shallow = write_dummy_model(tmp_path / "shallow", "llama3.1-405b", precision="fp8", layers=16)
     config = json.loads((shallow / "config.json").read_text())
     assert config["num_hidden_layers"] == 16 and config["quantization_config"]["quant_method"] == "fp8"
     assert dummy_description(shallow) == "dummy (random) weights, 16 of 126 layers"

@@ -94,6 +94,10 @@ class EngineSpec(BaseModel):
     def gpus_per_replica(self) -> int:
         return self.tensor_parallel_size * self.pipeline_parallel_size
 
+    def built_alike(self, other: EngineSpec) -> bool:
+        """Whether an engine built for `other` serves this spec: all but the sampling, set per test."""
+        return self.model_copy(update={"generation": other.generation}) == other
+
 
 class CompletionEvents(Protocol):
     """Where an engine reports progress; both calls are safe from any thread."""
@@ -112,10 +116,14 @@ class Engine(Protocol):
 
     `start` loads the model (before LoadGen's clock runs); `submit` must return at once, because
     LoadGen calls it on its scheduling thread; `flush` means no more samples are coming; `stop`
-    waits for outstanding work and frees the engine.
+    waits for outstanding work and frees the engine. An engine serves every test of a scenario, so
+    `use_generation` sets the sampling of the tests that follow (an accuracy run may have its own
+    answer length) without a restart.
     """
 
     def start(self) -> None: ...
+
+    def use_generation(self, generation: Generation) -> None: ...
 
     def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None: ...
 

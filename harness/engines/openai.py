@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.engines.base import CompletionEvents, EngineSpec, Sample
+from harness.engines.base import CompletionEvents, EngineSpec, Generation, Sample
 from harness.engines.event_loop import SampleLoop
 from harness.media import AudioClip, ImageChat
 
@@ -71,20 +71,8 @@ def endpoint_identity(base_url: str, timeout_s: float = 10.0) -> str:
 class OpenAIEngine:
     def __init__(self, spec: EngineSpec) -> None:
         self._args = OpenAIArgs.model_validate(spec.args)
-        generation = spec.generation
-        self._body = {
-            "model": self._args.served_model_name or spec.model,
-            "max_tokens": generation.max_tokens,
-            "min_tokens": generation.min_tokens,
-            "temperature": generation.temperature,
-            "top_k": generation.top_k,
-            "top_p": generation.top_p,
-            "seed": generation.seed,
-            "ignore_eos": generation.ignore_eos,
-            "stream": True,
-            "return_token_ids": True,
-            **self._args.extra_body,
-        }
+        self._model = self._args.served_model_name or spec.model
+        self.use_generation(spec.generation)
         self._endpoints = [_Endpoint(url) for url in self._args.endpoints]
         self._loop = SampleLoop("openai-loop")
         self._client: httpx.AsyncClient | None = None
@@ -103,6 +91,21 @@ class OpenAIEngine:
         self._client = self._loop.call(build)
         self._identities = {
             endpoint.base_url: endpoint_identity(endpoint.base_url) for endpoint in self._endpoints
+        }
+
+    def use_generation(self, generation: Generation) -> None:
+        self._body = {
+            "model": self._model,
+            "max_tokens": generation.max_tokens,
+            "min_tokens": generation.min_tokens,
+            "temperature": generation.temperature,
+            "top_k": generation.top_k,
+            "top_p": generation.top_p,
+            "seed": generation.seed,
+            "ignore_eos": generation.ignore_eos,
+            "stream": True,
+            "return_token_ids": True,
+            **self._args.extra_body,
         }
 
     def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:

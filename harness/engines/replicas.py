@@ -1,7 +1,7 @@
 """Data parallelism by processes: N copies of an engine, each in its own process on its own GPUs.
 
-Replica r sees GPUs r*tp .. r*tp+tp-1 (CUDA_VISIBLE_DEVICES), where tp is the tensor-parallel size,
-counted within the GPUs the run itself was given.
+Replica r sees the r-th group of tensor x pipeline parallel GPUs among those the run was given
+(CUDA_VISIBLE_DEVICES, which the runner sets from the placement preflight decided: harness.topology).
 Each sample goes to the replica with the least work outstanding (prompt plus answer tokens), so one
 Offline query is split evenly and Server queries go where there is room. Replicas send their events
 back on one queue; a single collector thread reports them to LoadGen.
@@ -15,9 +15,10 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness.engines.base import CompletionEvents, Engine, EngineSpec, Sample
+from harness.engines.base import CompletionEvents, Engine, EngineSpec, Generation, Sample
 from harness.environment import visible_devices
 from harness.lifetime import end_with_parent
+from harness.topology import replica_slices
 
 EngineFactory = Callable[[EngineSpec], Engine]
 
@@ -60,8 +61,11 @@ def _serve_replica(
         return
     outbox.put((_READY, None, engine.versions()))
     events = _QueueEvents(outbox)
-    while (batch := inbox.get()) is not None:
-        engine.submit([Sample(*fields) for fields in batch], events)
+    while (message := inbox.get()) is not None:
+        if isinstance(message, Generation):
+            engine.use_generation(message)
+        else:
+            engine.submit([Sample(*fields) for fields in message], events)
     engine.stop()
     outbox.put((_STOPPED, None, None))
 
@@ -95,8 +99,7 @@ class ReplicatedEngine:
             return None
         # Counted within the GPUs this process was given, so two runs can share a host.
         given = visible_devices() or [str(index) for index in range(self._count * self._group_size)]
-        first = replica * self._group_size
-        return ",".join(given[first : first + self._group_size])
+        return ",".join(replica_slices(given, self._count, self._group_size)[replica])
 
     def start(self) -> None:
         for replica in range(self._count):
@@ -124,6 +127,13 @@ class ReplicatedEngine:
                 raise RuntimeError(payload)
             self._versions = payload
         self._collector.start()
+
+    def use_generation(self, generation: Generation) -> None:
+        # Queued before the next test's samples, so every replica switches before it sees them.
+        with self._lock:
+            self._answer_tokens = generation.max_tokens
+        for inbox in self._inboxes:
+            inbox.put(generation)
 
     def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
         batches: list[list[tuple[int, int, Any, int | None, Any]]] = [[] for _ in range(self._count)]

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from harness.engines.base import CompletionEvents, EngineSpec, Sample
+from harness.engines.base import CompletionEvents, EngineSpec, Generation, Sample
 from harness.stand_in_models import DEMO_ANSWERS, prompt_key
 
 # Ordinary vocabulary ids of Llama 3 (special tokens start at 128000).
@@ -149,10 +149,10 @@ def answer_tokens(index: int, length: int) -> list[int]:
 class SyntheticEngine:
     def __init__(self, spec: EngineSpec, clock: Callable[[], float] = time.monotonic) -> None:
         args = SyntheticArgs.model_validate(spec.args)
-        generation = spec.generation
+        self._output_tokens = args.output_tokens
+        self._model_dir = Path(spec.model)
         self._streaming = spec.streaming
-        self._length = min(max(args.output_tokens or generation.max_tokens, 2), generation.max_tokens)
-        self._answers = _demo_answers(Path(spec.model), generation.max_tokens)
+        self.use_generation(spec.generation)
         self._ttft = args.time_to_first_token_ms / 1000
         self._prefill_rate = args.prefill_tokens_per_second
         self._chunk = args.max_num_batched_tokens
@@ -167,6 +167,10 @@ class SyntheticEngine:
 
     def start(self) -> None:
         self._thread.start()
+
+    def use_generation(self, generation: Generation) -> None:
+        self._length = min(max(self._output_tokens or generation.max_tokens, 2), generation.max_tokens)
+        self._answers = _demo_answers(self._model_dir, generation.max_tokens)
 
     def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
         now = self._clock()

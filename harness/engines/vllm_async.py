@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
-from harness.engines.base import CompletionEvents, EngineSpec, Sample
+from harness.engines.base import CompletionEvents, EngineSpec, Generation, Sample
 from harness.engines.event_loop import SampleLoop
 from harness.engines.vllm_common import (
     SamplingForSamples,
@@ -52,6 +52,9 @@ class VllmAsyncEngine:
                 return await found if inspect.isawaitable(found) else found
 
             self._render_chat = chat_renderer(self._loop.call(tokenizer))
+
+    def use_generation(self, generation: Generation) -> None:
+        self._params = SamplingForSamples(generation, streaming=True)
 
     def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
         self._loop.submit(samples, lambda sample: self._generate(sample, events))

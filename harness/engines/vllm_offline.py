@@ -15,7 +15,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from harness.engines.base import CompletionEvents, EngineSpec, Sample
+from harness.engines.base import CompletionEvents, EngineSpec, Generation, Sample
 from harness.engines.vllm_common import (
     SamplingForSamples,
     chat_renderer,
@@ -43,6 +43,10 @@ class VllmOfflineEngine:
         self._params = SamplingForSamples(self._spec.generation, streaming=False)
         self._render_chat = chat_renderer(self._llm.get_tokenizer()) if self._spec.media == "image" else None
         self._driver.start()
+
+    def use_generation(self, generation: Generation) -> None:
+        # Read by the driver thread only when it adds the next test's samples.
+        self._params = SamplingForSamples(generation, streaming=False)
 
     def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
         self._incoming.put((samples, events))

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from harness.benchmarks.registry import benchmark_plugin, load_plugin, sample_media
-from harness.stand_in_models import write_dummy_model
+from harness.stand_in_models import PRECISIONS, write_dummy_model
 from submitter.errors import UsageProblem
 from submitter.fileio import ensure_writable
 from submitter.rounds.registry import available_rounds, load_round
@@ -72,14 +72,22 @@ def synth(
     required=True,
     help="Directory to write (created if missing; its parent must exist).",
 )
-@click.option("--fp8", is_flag=True, help="An FP8 checkpoint: vLLM allocates the weights in FP8 directly.")
+@click.option(
+    "--precision",
+    type=click.Choice(PRECISIONS),
+    default="checkpoint",
+    show_default=True,
+    help="checkpoint: the model's own (16-bit, or the format it is published in); published: the "
+    "quantization_config of the checkpoint the published systems ran (harness/published_precision.json); "
+    "fp8: per-tensor FP8. vLLM allocates quantised weights in their format directly.",
+)
 @click.option(
     "--layers", type=click.IntRange(min=1), help="Fewer layers than the model has (said in run.json)."
 )
-def dummy_model(benchmark: str, out: Path, fp8: bool, layers: int | None) -> None:
+def dummy_model(benchmark: str, out: Path, precision: str, layers: int | None) -> None:
     """A model directory with the architecture's config.json and no weights (vLLM load_format=dummy)."""
     ensure_writable(out, folder=True)
-    write_dummy_model(out, benchmark, fp8=fp8, layers=layers)
+    write_dummy_model(out, benchmark, precision=precision, layers=layers)
     click.echo(
         f"wrote a dummy-weights {benchmark} model to {out}; its results are never submittable", err=True
     )

@@ -82,7 +82,10 @@ def run(
         command_line=("submitter", *sys.argv[1:]),
         early_abort=not no_early_abort,
     )
-    finished = execute(checked_plan(request))
+    plan = checked_plan(request)
+    if plan.topology_text():
+        click.echo(f"{benchmark} {scenario}: {plan.topology_text()}", err=True)
+    finished = execute(plan)
     record = finished.record
     if as_json:
         echo_json(record.model_dump(mode="json"))

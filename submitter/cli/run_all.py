@@ -18,6 +18,8 @@ from harness.run_all import (
     plan_campaign,
 )
 from submitter.cli.output import echo_json, echo_table, runnable_descriptor
+from submitter.errors import UsageProblem
+from submitter.fileformats.run_mode import Mode
 from submitter.fileformats.run_record import aborted_note, scores_text
 from submitter.rounds.models import Scenario
 from submitter.rounds.registry import available_rounds
@@ -81,6 +83,16 @@ class TerminalProgress:
         click.echo(f"[{index}/{total}] {outcome.step}: {_verdict(outcome)}{metric}{where}", err=True)
 
 
+def topology_lines(campaign: Campaign) -> list[str]:
+    """One line per engine of the plan: where its replicas run and the memory estimate."""
+    lines: dict[str, None] = {}
+    for planned in campaign.runs:
+        text = planned.plan.topology_text()
+        if text:
+            lines[f"{planned.step.benchmark} {planned.step.scenario}: {text}"] = None
+    return list(lines)
+
+
 def _echo_plan(campaign: Campaign) -> None:
     rows = [
         (
@@ -93,6 +105,8 @@ def _echo_plan(campaign: Campaign) -> None:
         for index, planned in enumerate(campaign.runs, 1)
     ]
     echo_table(rows, headers=("#", "run", "action", "samples", "about"))
+    for line in topology_lines(campaign):
+        click.echo(line)
     click.echo(
         f"\n{len(campaign.to_run)} of {len(campaign.runs)} runs to do, about {duration(campaign.seconds)}; "
         f"writes about {campaign.disk_bytes / 1e6:,.0f} MB ({campaign.disk_free_bytes / 1e9:,.1f} GB free)"
@@ -119,8 +133,10 @@ def _plan_json(campaign: Campaign) -> dict[str, object]:
                 "run_dir": str(planned.reuse) if planned.reuse else None,
                 "samples": planned.estimate.samples,
                 "estimated_seconds": round(planned.estimate.seconds),
+                "topology": topology.model_dump(mode="json") if topology else None,
             }
             for planned in campaign.runs
+            for topology in [planned.plan.topology_record()]
         ],
     }
 
@@ -162,6 +178,13 @@ def _outcomes_json(campaign: Campaign, outcomes: list[StepOutcome]) -> dict[str,
     help="Only this scenario (repeatable).",
 )
 @click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    type=click.Choice([m.value for m in Mode]),
+    help="Only runs of this mode (repeatable), e.g. the performance runs again after tuning.",
+)
+@click.option(
     "--dataset",
     type=click.Path(path_type=Path),
     help="Dataset file (default: the descriptor's dataset_path).",
@@ -175,6 +198,13 @@ def _outcomes_json(campaign: Campaign, outcomes: list[StepOutcome]) -> dict[str,
     help="Keep runs that already completed valid with the same settings.",
 )
 @click.option("--dry-run", is_flag=True, help="Check everything and print the plan; run nothing.")
+@click.option(
+    "--described-gpus",
+    is_flag=True,
+    help="With --dry-run: plan for the GPUs the descriptor describes (accelerators_per_node x "
+    "accelerator_model_name of accelerator_memory_capacity) instead of this host's, to prove placement "
+    "and memory before the host is at hand.",
+)
 @click.option("--fail-fast", is_flag=True, help="Stop at the first run that is not valid.")
 @click.option(
     "--no-early-abort",
@@ -188,11 +218,13 @@ def run_all(
     round_name: str | None,
     benchmarks: tuple[str, ...],
     scenarios: tuple[str, ...],
+    modes: tuple[str, ...],
     dataset: Path | None,
     model: str | None,
     smoke: bool,
     resume: bool,
     dry_run: bool,
+    described_gpus: bool,
     fail_fast: bool,
     no_early_abort: bool,
     runs_dir: Path,
@@ -200,11 +232,14 @@ def run_all(
 ) -> None:
     """Run every (benchmark, scenario, mode) the system's round requires: audits (TEST06), accuracy
     (scored) and performance. A preflight checks all of them first and estimates the wall time."""
+    if described_gpus and not dry_run:
+        raise UsageProblem("--described-gpus plans for another host: use it with --dry-run")
     live = sys.stderr.isatty()
     request = CampaignRequest(
         system=runnable_descriptor(system_id, round_name),
         benchmarks=benchmarks,
         scenarios=tuple(Scenario(name) for name in scenarios),
+        modes=tuple(Mode(name) for name in modes),
         dataset=dataset,
         model=model,
         smoke=Smoke() if smoke else None,
@@ -214,6 +249,7 @@ def run_all(
         progress=live,
         command_line=("submitter", *sys.argv[1:]),
         early_abort=not no_early_abort,
+        described_host=described_gpus,
     )
     campaign = plan_campaign(request)
     if dry_run:
@@ -227,6 +263,8 @@ def run_all(
         f"about {duration(campaign.seconds)}",
         err=True,
     )
+    for line in topology_lines(campaign):
+        click.echo(line, err=True)
     outcomes = execute_campaign(campaign, TerminalProgress(live))
     if as_json:
         echo_json(_outcomes_json(campaign, outcomes))

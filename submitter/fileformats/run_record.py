@@ -34,11 +34,62 @@ class GitState(BaseModel):
 
 
 class Gpu(BaseModel):
+    """One GPU as nvidia-smi lists it (records written before index and bus id were kept lack them)."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    memory: str
+    memory: str  # "81559 MiB"
     driver: str
+    index: int | None = None  # nvidia-smi's number, the one CUDA_VISIBLE_DEVICES takes
+    bus_id: str | None = None  # PCI bus id: which physical card, whatever the numbering
+
+    @property
+    def memory_bytes(self) -> int | None:
+        amount, _, unit = self.memory.partition(" ")
+        scale = {"MiB": 1 << 20, "GiB": 1 << 30, "GB": 10**9}.get(unit)
+        try:
+            return round(float(amount) * scale) if scale else None
+        except ValueError:
+            return None
+
+
+class ReplicaRecord(BaseModel):
+    """Which GPUs one engine copy ran on (nvidia-smi's numbers and the cards' PCI bus ids)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    replica: int
+    gpus: list[int]
+    bus_ids: list[str]
+
+
+class MemoryEstimateRecord(BaseModel):
+    """Preflight's estimate for one GPU of the run (harness.topology): what the engine arguments leave
+    for the KV cache once the weights and the profiling pass are in memory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpu_gib: float
+    gpu_memory_utilization: float
+    weights_gib: float
+    reserve_gib: float
+    kv_cache_gib: float
+    sequences: int = Field(description="max_model_len sequences whose KV cache fits")
+    max_model_len: int
+    precision: str
+    kv_cache_dtype: str
+
+
+class TopologyRecord(BaseModel):
+    """How the engine was spread: replicas of a tensor x pipeline parallel group, each on its GPUs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tensor_parallel_size: int
+    pipeline_parallel_size: int
+    replicas: list[ReplicaRecord]
+    memory_estimate: MemoryEstimateRecord | None = None
 
 
 class LoadGenOutcome(BaseModel):
@@ -87,6 +138,9 @@ class WorkerResult(BaseModel):
     engine_versions: dict[str, str] = Field(default_factory=dict)
     engine_start_s: float | None = None  # None when the engine was already serving: see engine_test_number
     engine_test_number: int = 1  # this was the engine's Nth LoadGen test
+    # The run whose test started the engine this one used (its run directory's name within the runs
+    # folder): every run of one scenario names the same one.
+    engine_started_by: str | None = None
     loadgen_test_s: float | None = None
     samples_issued: int = 0
     samples_completed: int = 0
@@ -151,6 +205,7 @@ class RunRecord(BaseModel):
     git: GitState
     gpus: list[Gpu]
     engine: EngineRecord
+    topology: TopologyRecord | None = Field(default=None, description="GPU engines: which replica ran where")
     dataset: dict[str, Any]
     loadgen: LoadGenRecord
     harness: WorkerResult | None

@@ -68,6 +68,11 @@ class BenchmarkSetup(BaseModel):
     replicas: int = Field(
         default=1, ge=1, description="data-parallel engine copies, each on tensor x pipeline parallel devices"
     )
+    gpu_groups: list[list[int]] | None = Field(
+        default=None,
+        description="the GPUs (nvidia-smi's numbers) of each replica, e.g. [[0, 1], [2, 3]] to keep each "
+        "tensor-parallel group under one PCIe switch; default: consecutive GPUs",
+    )
     engine_args: dict[str, Any] = Field(default_factory=dict, description="engine keyword arguments")
     environment: dict[str, str] = Field(default_factory=dict, description="variables set for the engine")
     measurements: dict[str, str] = Field(

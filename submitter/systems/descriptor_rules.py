@@ -217,3 +217,45 @@ def parallelism_fits(entry: DescriptorFile) -> Iterator[Problem]:
                 f"{per_node * nodes}",
                 fix="lower replicas or the parallel sizes, or correct accelerators_per_node",
             )
+
+
+@rule(
+    "DESC-GPU-GROUPS", Severity.ERROR, "gpu_groups give each replica its own tensor x pipeline parallel GPUs"
+)
+def gpu_groups_partition(entry: DescriptorFile) -> Iterator[Problem]:
+    for name, setup in entry.descriptor.benchmarks.items():
+        groups = setup.gpu_groups
+        if groups is None:
+            continue
+        field = f"benchmarks.{name}.gpu_groups"
+        if len(groups) != setup.replicas:
+            yield Problem(
+                field=field,
+                message=f"has {len(groups)} group(s) for {setup.replicas} replica(s)",
+                fix="give one group of GPUs per replica",
+            )
+        for number, group in enumerate(groups):
+            if len(group) != setup.gpus_per_replica:
+                yield Problem(
+                    field=f"{field}[{number}]",
+                    message=f"has {len(group)} GPU(s); a replica of {setup.tensor_parallel_size} (tensor) x "
+                    f"{setup.pipeline_parallel_size} (pipeline) needs {setup.gpus_per_replica}",
+                    fix="list exactly tensor x pipeline parallel GPUs in each group",
+                )
+        seen: dict[int, int] = {}
+        for number, group in enumerate(groups):
+            for gpu in group:
+                if gpu < 0:
+                    yield Problem(
+                        field=f"{field}[{number}]", message=f"names GPU {gpu}", fix="use nvidia-smi's numbers"
+                    )
+                elif gpu in seen:
+                    yield Problem(
+                        field=f"{field}[{number}]",
+                        message=f"GPU {gpu} is also in group {seen[gpu]}"
+                        if seen[gpu] != number
+                        else f"names GPU {gpu} twice",
+                        fix="give every GPU to one replica only: groups must not overlap",
+                    )
+                else:
+                    seen[gpu] = number

@@ -1,0 +1,237 @@
+"""Topologies from the descriptor, proven before an engine starts: which GPUs each replica gets, that they
+are the described kind, that the groups do not overlap, and that the model fits each group's memory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli, write_json
+from test_descriptors import descriptor_data, errors, validate
+
+from harness.model_size import Precision, model_size
+from harness.stand_in_models import stand_in_config
+from harness.topology import GIB, described_gpus, memory_fit, place, replica_slices
+from submitter.errors import SubmitterError
+from submitter.fileformats.run_record import Gpu
+from submitter.systems.descriptor import BenchmarkSetup
+
+H100 = ("NVIDIA H100 80GB HBM3", 81559)
+H200 = ("NVIDIA H200", 143771)
+L40S = ("NVIDIA L40S", 46068)
+SXM_SYSTEM = {"accelerator_model_name": "NVIDIA H100-SXM-80GB", "accelerator_memory_capacity": "80 GB"}
+
+
+def host(kind: tuple[str, int], count: int) -> list[Gpu]:
+    name, mib = kind
+    return [
+        Gpu(index=n, name=name, memory=f"{mib} MiB", driver="580.159.04", bus_id=f"00000000:{n:02X}:00.0")
+        for n in range(count)
+    ]
+
+
+def setup(**fields: object) -> BenchmarkSetup:
+    return BenchmarkSetup.model_validate(
+        {"backend": "vllm", "model_path": "m", "scenarios": {"Offline": {}}, **fields}
+    )
+
+
+def test_replicas_take_consecutive_groups_unless_the_descriptor_names_them() -> None:
+    two_by_two = setup(tensor_parallel_size=2, replicas=2)
+    placement = place(two_by_two, host(H100, 4), SXM_SYSTEM, "here")
+    assert [[gpu.index for gpu in group] for group in placement.groups] == [[0, 1], [2, 3]]
+    assert placement.visible_devices == "0,1,2,3"
+    assert placement.records()[1].bus_ids == ["00000000:02:00.0", "00000000:03:00.0"]
+    assert placement.describe() == "2 replica(s) of TP=2 on GPUs 0,1 | 2,3 (4x NVIDIA H100 80GB HBM3)"
+    # Across PCIe switches, say: each pair under its own switch.
+    chosen = place(
+        setup(tensor_parallel_size=2, replicas=2, gpu_groups=[[0, 2], [1, 3]]), host(H100, 4), {}, ""
+    )
+    assert chosen.visible_devices == "0,2,1,3"
+    # The engines' own rule (replica r: the r-th run of a group's size) lands each replica on its group.
+    assert replica_slices(chosen.visible_devices.split(","), 2, 2) == [["0", "2"], ["1", "3"]]
+
+
+def test_too_few_gpus_another_kind_or_size_are_refused_before_the_engine_starts() -> None:
+    with pytest.raises(
+        SubmitterError, match=r"2 replica\(s\) x 4 \(tensor\) x 1 \(pipeline\) = 8 GPU\(s\) .* 4 can"
+    ):
+        place(setup(tensor_parallel_size=4, replicas=2), host(H100, 4), SXM_SYSTEM, "here")
+    pcie = {"accelerator_model_name": "NVIDIA H100-PCIe-80GB", "accelerator_memory_capacity": "80 GB"}
+    with pytest.raises(
+        SubmitterError,
+        match=r"GPU 0 is a NVIDIA H100 80GB HBM3, but the descriptor describes NVIDIA H100-PCIe",
+    ):
+        place(setup(), host(H100, 1), pcie, "here")
+    h200_described = {
+        "accelerator_model_name": "NVIDIA H200-SXM-141GB",
+        "accelerator_memory_capacity": "141 GB",
+    }
+    assert place(setup(), host(H200, 1), h200_described, "here").gpus[0].name == "NVIDIA H200"
+    bigger = {"accelerator_model_name": "NVIDIA H100-SXM-80GB", "accelerator_memory_capacity": "94 GB"}
+    with pytest.raises(SubmitterError, match=r"GPU 0 has 79.6 GiB, but the descriptor describes 94 GB"):
+        place(setup(), host(H100, 1), bigger, "here")
+    with pytest.raises(
+        SubmitterError, match=r"gpu_groups name GPU\(s\) 4, 5, which are not among .* \(0, 1, 2, 3\)"
+    ):
+        place(setup(tensor_parallel_size=2, gpu_groups=[[4, 5]]), host(H100, 4), {}, "here")
+
+
+def test_gpu_groups_must_partition_the_replicas(tmp_path: Path) -> None:
+    data = descriptor_data()
+    data["system"]["accelerators_per_node"] = "4"
+    benchmark = data["benchmarks"]["llama3.1-8b"]
+    benchmark.update(tensor_parallel_size=2, replicas=2, gpu_groups=[[0, 1], [2, 3]])
+    assert "DESC-GPU-GROUPS" not in errors(validate(tmp_path, data))
+    for broken in ([[0, 1], [1, 2]], [[0, 1]], [[0, 1], [2]], [[0, 0], [2, 3]]):
+        benchmark["gpu_groups"] = broken
+        findings = [f for f in validate(tmp_path, data) if f.rule == "DESC-GPU-GROUPS"]
+        assert findings and all(f.severity == "error" for f in findings), broken
+    benchmark["gpu_groups"] = [[0, 1], [1, 2]]
+    (overlap,) = [f for f in validate(tmp_path, data) if f.rule == "DESC-GPU-GROUPS"]
+    assert "GPU 1 is also in group 0" in overlap.message
+
+
+def _fit(benchmark: str, gpus: list[Gpu], tp: int, replicas: int = 1, **args: object):
+    config, _ = stand_in_config(benchmark, precision="published")
+    placement = place(setup(tensor_parallel_size=tp, replicas=replicas), gpus, {}, "")
+    engine_args = {"max_model_len": 2048, "max_num_seqs": 256, "max_num_batched_tokens": 8192, **args}
+    return memory_fit(model_size(config), Precision.of(config), placement, engine_args)
+
+
+def test_the_memory_estimate_says_which_topologies_hold_a_model() -> None:
+    # llama2-70b in FP8 (about 65 GiB): TP=2 on L40S (45 GiB each) holds it, one L40S does not.
+    l40s_pair = _fit(
+        "llama2-70b-99", host(L40S, 4), tp=2, replicas=2, kv_cache_dtype="fp8", gpu_memory_utilization=0.92
+    )
+    assert l40s_pair.fits and l40s_pair.weights == pytest.approx(65.0 / 2 * GIB, rel=0.02)
+    # Independently: what is left of 0.92 x 45 GiB after half the weights and the reserve, over the KV
+    # cache of one 2,048-token sequence on one of two ranks (80 layers x 4 heads x 256 bytes a token).
+    left = 0.92 * 46068 * (1 << 20) - l40s_pair.weights - l40s_pair.reserve
+    assert l40s_pair.sequences == int(left // (2048 * 80 * 4 * 256))
+    assert not _fit("llama2-70b-99", host(L40S, 1), tp=1).fits
+    # llama3.1-405b in FP8 (about 382 GiB): four H200s hold it, four H100s do not.
+    assert _fit("llama3.1-405b", host(H200, 4), tp=4, max_model_len=20000).fits
+    too_small = _fit("llama3.1-405b", host(H100, 4), tp=4, max_model_len=20000)
+    assert not too_small.fits and too_small.kv_cache < 0
+    assert "KV cache -" in too_small.describe()
+
+
+def test_described_gpus_are_what_the_system_description_says() -> None:
+    gpus = described_gpus({**SXM_SYSTEM, "accelerators_per_node": "8", "number_of_nodes": "1"})
+    assert len(gpus) == 8 and gpus[7].index == 7 and gpus[0].memory_bytes == 80 * GIB
+
+
+def _stand_in(tmp_path: Path, benchmark: str) -> Path:
+    folder = tmp_path / benchmark
+    result = run_cli(
+        "data",
+        "dummy-model",
+        "--benchmark",
+        benchmark,
+        "--precision",
+        "published",
+        "--out",
+        str(folder),
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("system", "shape"),
+    [
+        ("dell_r760xa_l40s", "2 replica(s) of TP=2 on GPUs 0,1 | 2,3 (4x NVIDIA L40S)"),
+        (
+            "supermicro_as4125gs_h100pcie",
+            "4 replica(s) of TP=2 on GPUs 0,1 | 2,3 | 4,5 | 6,7 (8x NVIDIA H100-PCIe-80GB)",
+        ),
+        (
+            "azure_nd_h200_v5",
+            "8 replica(s) of TP=1 on GPUs 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 (8x NVIDIA H200-SXM-141GB)",
+        ),
+    ],
+)
+def test_shipped_multi_gpu_descriptors_plan_for_their_host(tmp_path: Path, system: str, shape: str) -> None:
+    """`run-all --dry-run --described-gpus` proves placement and memory on the descriptor's own GPUs, with
+    a full-depth stand-in in the published precision and a trial dataset (round v6.1's llama2-70b)."""
+    model, data = _stand_in_and_data(tmp_path, "llama2-70b-99.9")
+    command = (
+        "run-all",
+        "--system",
+        system,
+        "--round",
+        "v6.1",
+        "--benchmark",
+        "llama2-70b-99.9",
+        "--scenario",
+        "Offline",
+        "--model",
+        str(model),
+        "--dataset",
+        str(data),
+        "--smoke",
+        "--dry-run",
+        "--described-gpus",
+    )
+    result = run_cli(*command, "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    topologies = [run["topology"] for run in json.loads(result.stdout)["runs"]]
+    assert len(topologies) == 3 and all(topology == topologies[0] for topology in topologies)
+    estimate = topologies[0]["memory_estimate"]
+    assert estimate["sequences"] >= 1 and estimate["weights_gib"] > 0
+    assert f"llama2-70b-99.9 Offline: {shape}; per GPU" in run_cli(*command, cwd=tmp_path).stdout
+
+
+def _stand_in_and_data(tmp_path: Path, benchmark: str) -> tuple[Path, Path]:
+    model, data = tmp_path / benchmark, tmp_path / "data.pkl"
+    made = run_cli(
+        "data",
+        "dummy-model",
+        "--benchmark",
+        benchmark,
+        "--precision",
+        "published",
+        "--out",
+        str(model),
+        cwd=tmp_path,
+    )
+    assert made.returncode == 0, made.stderr
+    synth = run_cli(
+        "data", "synth", "--benchmark", benchmark, "--samples", "64", "--out", str(data), cwd=tmp_path
+    )
+    assert synth.returncode == 0, synth.stderr
+    return model, data
+
+
+def test_a_plan_whose_model_does_not_fit_is_refused_with_the_estimate(tmp_path: Path) -> None:
+    descriptor = descriptor_data("dell_r760xa_l40s")
+    descriptor["id"] = "one_l40s_each"
+    for setup in descriptor["benchmarks"].values():
+        setup.update(tensor_parallel_size=1, replicas=4)
+    path = write_json(tmp_path / "one_l40s_each.json", descriptor)
+    model, data = _stand_in_and_data(tmp_path, "llama2-70b-99.9")
+    result = run_cli(
+        "run-all",
+        "--system",
+        str(path),
+        "--round",
+        "v6.1",
+        "--scenario",
+        "Offline",
+        "--model",
+        str(model),
+        "--dataset",
+        str(data),
+        "--smoke",
+        "--dry-run",
+        "--described-gpus",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "the model does not fit: per GPU" in result.stderr and "tensor_parallel_size" in result.stderr
+    assert "Traceback" not in result.stderr
+    plain = run_cli("run-all", "--system", str(path), "--described-gpus", cwd=tmp_path)
+    assert plain.returncode == 2 and "use it with --dry-run" in plain.stderr
