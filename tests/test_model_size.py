@@ -9,6 +9,7 @@ import pytest
 
 from harness.model_size import Precision, model_size
 from harness.stand_in_models import architecture_file, stand_in_config
+from submitter.errors import UsageProblem
 
 # Published parameter counts: the checkpoints' safetensors metadata on the Hugging Face hub (model cards
 # round them: 70B, 46.7B, 405B, 117B, 236B, 1.55B, 671B).
@@ -84,3 +85,20 @@ def test_precision_comes_from_the_checkpoint_before_the_engine_argument() -> Non
     assert Precision.of(qwen, quantization=None).formats == {"linear": "fp8", "experts": "fp8"}
     assert Precision.of({}, quantization="fp8").source == "quantization fp8"
     assert Precision.of({}).formats == {}
+    nvfp4 = {"quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4"}}
+    assert Precision.of(nvfp4).formats == {"linear": "nvfp4", "experts": "nvfp4"}
+
+
+def test_stand_ins_keep_the_architecture_and_take_the_published_precision() -> None:
+    whisper, marker = stand_in_config("whisper", precision="published")
+    assert (
+        whisper["torch_dtype"] == "bfloat16" and marker["weights"] == "bfloat16, as openai/whisper-large-v3"
+    )
+    assert model_size(whisper).parameters == PUBLISHED_PARAMETERS["whisper"]
+    gpt_oss, _ = stand_in_config("gpt-oss-120b", precision="published")  # published quantised: kept
+    assert gpt_oss["quantization_config"]["quant_method"] == "mxfp4"
+    shallow, marker = stand_in_config("qwen3-vl-235b-a22b", precision="published", layers=24)
+    assert (marker["layers"], marker["model_layers"]) == (24, 94)
+    assert shallow["text_config"]["num_hidden_layers"] == 24
+    with pytest.raises(UsageProblem, match="at least 3: the vision tower feeds"):
+        stand_in_config("qwen3-vl-235b-a22b", layers=2)

@@ -123,23 +123,6 @@ def test_described_gpus_are_what_the_system_description_says() -> None:
     assert len(gpus) == 8 and gpus[7].index == 7 and gpus[0].memory_bytes == 80 * GIB
 
 
-def _stand_in(tmp_path: Path, benchmark: str) -> Path:
-    folder = tmp_path / benchmark
-    result = run_cli(
-        "data",
-        "dummy-model",
-        "--benchmark",
-        benchmark,
-        "--precision",
-        "published",
-        "--out",
-        str(folder),
-        cwd=tmp_path,
-    )
-    assert result.returncode == 0, result.stderr
-    return folder
-
-
 @pytest.mark.parametrize(
     ("system", "shape"),
     [
@@ -157,25 +140,7 @@ def _stand_in(tmp_path: Path, benchmark: str) -> Path:
 def test_shipped_multi_gpu_descriptors_plan_for_their_host(tmp_path: Path, system: str, shape: str) -> None:
     """`run-all --dry-run --described-gpus` proves placement and memory on the descriptor's own GPUs, with
     a full-depth stand-in in the published precision and a trial dataset (round v6.1's llama2-70b)."""
-    model, data = _stand_in_and_data(tmp_path, "llama2-70b-99.9")
-    command = (
-        "run-all",
-        "--system",
-        system,
-        "--round",
-        "v6.1",
-        "--benchmark",
-        "llama2-70b-99.9",
-        "--scenario",
-        "Offline",
-        "--model",
-        str(model),
-        "--dataset",
-        str(data),
-        "--smoke",
-        "--dry-run",
-        "--described-gpus",
-    )
+    command = _dry_run_on_described_gpus(tmp_path, system)
     result = run_cli(*command, "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     topologies = [run["topology"] for run in json.loads(result.stdout)["runs"]]
@@ -185,13 +150,15 @@ def test_shipped_multi_gpu_descriptors_plan_for_their_host(tmp_path: Path, syste
     assert f"llama2-70b-99.9 Offline: {shape}; per GPU" in run_cli(*command, cwd=tmp_path).stdout
 
 
-def _stand_in_and_data(tmp_path: Path, benchmark: str) -> tuple[Path, Path]:
-    model, data = tmp_path / benchmark, tmp_path / "data.pkl"
+def _dry_run_on_described_gpus(tmp_path: Path, system: str) -> tuple[str, ...]:
+    """`run-all --dry-run --described-gpus` of the system's llama2-70b-99.9 Offline runs in round v6.1, on a
+    full-depth stand-in in the published precision and 64 synthetic records."""
+    model, data = tmp_path / "llama2-70b", tmp_path / "data.pkl"
     made = run_cli(
         "data",
         "dummy-model",
         "--benchmark",
-        benchmark,
+        "llama2-70b-99.9",
         "--precision",
         "published",
         "--out",
@@ -200,10 +167,13 @@ def _stand_in_and_data(tmp_path: Path, benchmark: str) -> tuple[Path, Path]:
     )
     assert made.returncode == 0, made.stderr
     synth = run_cli(
-        "data", "synth", "--benchmark", benchmark, "--samples", "64", "--out", str(data), cwd=tmp_path
+        "data", "synth", "--benchmark", "llama2-70b-99.9", "--samples", "64", "--out", str(data), cwd=tmp_path
     )
     assert synth.returncode == 0, synth.stderr
-    return model, data
+    return (
+        "run-all", "--system", system, "--round", "v6.1", "--benchmark", "llama2-70b-99.9", "--scenario",
+        "Offline", "--model", str(model), "--dataset", str(data), "--smoke", "--dry-run", "--described-gpus",
+    )  # fmt: skip
 
 
 def test_a_plan_whose_model_does_not_fit_is_refused_with_the_estimate(tmp_path: Path) -> None:
@@ -212,24 +182,7 @@ def test_a_plan_whose_model_does_not_fit_is_refused_with_the_estimate(tmp_path: 
     for setup in descriptor["benchmarks"].values():
         setup.update(tensor_parallel_size=1, replicas=4)
     path = write_json(tmp_path / "one_l40s_each.json", descriptor)
-    model, data = _stand_in_and_data(tmp_path, "llama2-70b-99.9")
-    result = run_cli(
-        "run-all",
-        "--system",
-        str(path),
-        "--round",
-        "v6.1",
-        "--scenario",
-        "Offline",
-        "--model",
-        str(model),
-        "--dataset",
-        str(data),
-        "--smoke",
-        "--dry-run",
-        "--described-gpus",
-        cwd=tmp_path,
-    )
+    result = run_cli(*_dry_run_on_described_gpus(tmp_path, str(path)), cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     assert "the model does not fit: per GPU" in result.stderr and "tensor_parallel_size" in result.stderr
     assert "Traceback" not in result.stderr

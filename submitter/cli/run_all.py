@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from harness.estimate import whole_set_note
 from harness.loadgen_settings import Smoke
 from harness.matrix import HARNESS_SCENARIOS
 from harness.run_all import (
@@ -83,13 +84,18 @@ class TerminalProgress:
         click.echo(f"[{index}/{total}] {outcome.step}: {_verdict(outcome)}{metric}{where}", err=True)
 
 
-def topology_lines(campaign: Campaign) -> list[str]:
-    """One line per engine of the plan: where its replicas run and the memory estimate."""
+def plan_notes(campaign: Campaign) -> list[str]:
+    """One line per engine of the plan (where its replicas run, the memory estimate), and one per run
+    whose target_qps makes equal-issue mode issue far more samples than it asks for."""
     lines: dict[str, None] = {}
     for planned in campaign.runs:
         text = planned.plan.topology_text()
         if text:
             lines[f"{planned.step.benchmark} {planned.step.scenario}: {text}"] = None
+    for planned in campaign.to_run:
+        note = whole_set_note(planned.plan)
+        if note:
+            lines[f"{planned.step}: {note}"] = None
     return list(lines)
 
 
@@ -105,7 +111,7 @@ def _echo_plan(campaign: Campaign) -> None:
         for index, planned in enumerate(campaign.runs, 1)
     ]
     echo_table(rows, headers=("#", "run", "action", "samples", "about"))
-    for line in topology_lines(campaign):
+    for line in plan_notes(campaign):
         click.echo(line)
     click.echo(
         f"\n{len(campaign.to_run)} of {len(campaign.runs)} runs to do, about {duration(campaign.seconds)}; "
@@ -263,7 +269,7 @@ def run_all(
         f"about {duration(campaign.seconds)}",
         err=True,
     )
-    for line in topology_lines(campaign):
+    for line in plan_notes(campaign):
         click.echo(line, err=True)
     outcomes = execute_campaign(campaign, TerminalProgress(live))
     if as_json:
