@@ -87,8 +87,7 @@ class EngineSession:
 
     def run(self, spec: WorkerSpec, environment: Mapping[str, str]) -> TestOutcome:
         """One LoadGen test; Ctrl-C or SIGTERM meanwhile stops the worker and reports `interrupted`."""
-        engine = spec.engine.model_dump(exclude={"generation"})
-        serves = (engine, loadgen_configuration(spec), sorted(environment.items()))
+        serves = (spec.engine.build_key(), loadgen_configuration(spec), sorted(environment.items()))
         if self._worker is not None and serves != self._serves:
             self.close()
         if self._worker is None:

@@ -178,7 +178,7 @@ def plan_campaign(request: CampaignRequest) -> Campaign:
 def _engine_of(plan: RunPlan) -> tuple[object, ...]:
     """What decides whether consecutive runs share an engine (harness.engine_session): the engine but
     its sampling, and the scenario, since LoadGen reads its configuration once per process."""
-    return (plan.engine.model_dump(exclude={"generation"}), plan.target.model, plan.target.scenario)
+    return (plan.engine.build_key(), plan.target.model, plan.target.scenario)
 
 
 @contextmanager

@@ -152,7 +152,7 @@ def _engine(spec: WorkerSpec, kept: _KeptState, result: WorkerResult) -> Engine:
         engine.start()
         result.engine_start_s = round(time.monotonic() - began, 3)
         kept.engine, kept.engine_spec, kept.started_by = engine, spec.engine, spec.run_name
-    elif kept.engine_spec is None or not spec.engine.built_alike(kept.engine_spec):
+    elif kept.engine_spec is None or spec.engine.build_key() != kept.engine_spec.build_key():
         raise SubmitterError("this worker's engine was built with other arguments; start a new worker")
     elif spec.engine.generation != kept.engine_spec.generation:
         kept.engine.use_generation(spec.engine.generation)

@@ -94,9 +94,10 @@ class EngineSpec(BaseModel):
     def gpus_per_replica(self) -> int:
         return self.tensor_parallel_size * self.pipeline_parallel_size
 
-    def built_alike(self, other: EngineSpec) -> bool:
-        """Whether an engine built for `other` serves this spec: all but the sampling, set per test."""
-        return self.model_copy(update={"generation": other.generation}) == other
+    def build_key(self) -> dict[str, Any]:
+        """What an engine is built from: everything but the sampling, which each test sets, so an engine
+        built for one spec serves every spec with the same key."""
+        return self.model_dump(exclude={"generation"})
 
 
 class CompletionEvents(Protocol):
