@@ -10,12 +10,17 @@ benchmarks' `compliance_tests`).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Protocol, cast
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Protocol, cast
 
-from submitter.evaluation.verdicts import ScoredResult
+from submitter.fileformats.audit_config import audit_verifier_settings
+
+if TYPE_CHECKING:  # only named in annotations; the checker imports this module and needs no pydantic
+    from submitter.evaluation.verdicts import ScoredResult
 
 _FOLDER = Path(__file__).resolve().parent
 
@@ -82,3 +87,28 @@ def audit_config_path(name: str, benchmark: str) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+@dataclass(frozen=True)
+class VerifierBounds:
+    """The numbers an audit's verification judges a benchmark's run by: the `testNN_` keys of its official
+    audit.config (TEST07's accuracy threshold, TEST09's output-length bounds)."""
+
+    source: str  # where the official audit.config lies in mlcommons/inference (and here)
+    values: Mapping[str, float]
+
+
+@cache
+def verifier_bounds(name: str, benchmark: str) -> VerifierBounds | None:
+    """The bounds of a test's verification for a benchmark; None when the test has no audit.config for it.
+    Keys whose value is not a number are left out (the official scripts warn and ignore them)."""
+    path = audit_config_path(name, benchmark)
+    if path is None:
+        return None
+    values = {}
+    for key, text in audit_verifier_settings(path).items():
+        try:
+            values[key] = float(text)
+        except ValueError:
+            continue
+    return VerifierBounds(path.relative_to(_FOLDER.parent).as_posix(), MappingProxyType(values))

@@ -578,7 +578,7 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
     outcome = read_outcome(
         run_dir,
         plan.rules.result_key(plan.benchmark, scenario),
-        plan.rules.units(plan.benchmark, scenario),
+        plan.rules.result_units(plan.benchmark, scenario),
         plan.audit_config,
     )
     problems = [] if status == "completed" else [f"the run {status} (worker exit status {exit_status})"]

@@ -19,7 +19,8 @@ puts them (v5.1: measurements/ and compliance/ beside results/, code/; v6: all i
 - the measurements JSON with the round's required fields, user.conf and README.md;
 - every compliance test the benchmark needs (closed and network divisions): TEST01/TEST04 with a
   verify_performance.txt saying TEST PASS and a valid performance run of their own, TEST01's and
-  TEST06's accuracy checks, TEST07/TEST08/TEST09's verification files.
+  TEST06's accuracy checks, TEST07/TEST08/TEST09's verification files (TEST07's and TEST09's with the
+  accuracy log they judged).
 
 Every number comes from the pack (`submitter.rounds`), so a benchmark added to a pack gets a valid tree
 without a change here.
@@ -32,6 +33,8 @@ folders, performance records and printed accuracy values), so tests compute expe
 `scenarios_for` and `system_type_for` pick what a benchmark's scenario table asks; `add_power` turns a
 result into a power result (with a PTD session's files, e.g. from tests/test_check_power.py's `Session`);
 `add_endpoints_result` adds a result in the endpoints format (v6.1) from tests/fixtures/endpoints.
+`write_test07_verification` and `write_test09_verification` rewrite those verifications as the official
+scripts print them, numbers included (by default passing the benchmark's official audit.config).
 """
 
 from __future__ import annotations
@@ -477,6 +480,9 @@ def write_measurements(folder: Path, rules: RoundRules, system: str, user_conf: 
 
 # --- compliance -------------------------------------------------------------------------------------------
 
+# The audits whose run_verification.py copies the accuracy log it judged into <TEST>/accuracy/.
+AUDITS_KEEPING_THEIR_LOG = ("TEST07", "TEST09")
+
 
 def write_audits(result: WrittenResult, rules: RoundRules, directory: Scenario) -> dict[str, Path]:
     """Every compliance test the benchmark requires, passed, where the layout puts them."""
@@ -495,6 +501,8 @@ def write_audits(result: WrittenResult, rules: RoundRules, directory: Scenario) 
             _write(folder / "accuracy" / "mlperf_log_accuracy.json", ACCURACY_LOG)
         elif audit.verification_file:
             _write(folder / audit.verification_file, f"{test} verification\n{audit.pass_marker}\n")
+            if test in AUDITS_KEEPING_THEIR_LOG:
+                _write(folder / "accuracy" / "mlperf_log_accuracy.json", ACCURACY_LOG)
         if audit.accuracy_dir_files:  # TEST01's accuracy run, same as the result's
             write_test01_accuracy(folder / "accuracy", result)
     return folders
@@ -506,6 +514,45 @@ def write_test01_accuracy(folder: Path, result: WrittenResult) -> None:
     _write(folder / "mlperf_log_accuracy.json", ACCURACY_LOG)
     for name in ("accuracy.txt", "baseline_accuracy.txt", "compliance_accuracy.txt"):
         _write(folder / name, text)
+
+
+# --- audit verifications as the official scripts print them ----------------------------------------------
+
+
+def write_test07_verification(
+    result: WrittenResult, score: float | None = None, threshold: float | None = None
+) -> Path:
+    """TEST07's verify_accuracy.txt as run_verification.py leaves it: the accuracy script's output, then the
+    summary (written by our verifier); by default a score just over the audit.config's threshold, checked
+    against that threshold."""
+    from compliance.registry import verifier_bounds
+    from compliance.TEST07.verify import THRESHOLD_KEY, VERIFY_FILE, Test07Verdict
+
+    bounds = verifier_bounds("TEST07", result.bench.name)
+    assert bounds is not None, result.bench.name
+    required = bounds.values[THRESHOLD_KEY]
+    score = round(required + 1, 3) if score is None else score
+    verdict = Test07Verdict(required if threshold is None else threshold, score, samples=1)
+    output = f"{{'exact_match': {score}, 'tokens_per_sample': 1024.0}}\n"
+    return _write(result.audits["TEST07"] / VERIFY_FILE, output + verdict.summary())
+
+
+def write_test09_verification(
+    result: WrittenResult, mean: int | None = None, bounds: tuple[float, float] | None = None
+) -> Path:
+    """TEST09's verify_output_len.txt as run_verification.py writes it (through our verifier); by default a
+    mean output length in the middle of the audit.config's bounds, checked against them."""
+    from compliance.registry import verifier_bounds
+    from compliance.TEST09.verify import VERIFY_FILE, Test09Verdict
+
+    official = verifier_bounds("TEST09", result.bench.name)
+    assert official is not None, result.bench.name
+    low, high = bounds or (
+        official.values["test09_min_output_tokens"],
+        official.values["test09_max_output_tokens"],
+    )
+    mean = round((low + high) / 2) if mean is None else mean
+    return _write(result.audits["TEST09"] / VERIFY_FILE, Test09Verdict([mean, mean], low, high).text())
 
 
 # --- power ------------------------------------------------------------------------------------------------

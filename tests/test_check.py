@@ -63,7 +63,7 @@ def test_csv_matches_the_official_summary_but_location(redhat_tree, tmp_path):
 def test_round_is_detected_from_seeds_and_layout(redhat_tree, tmp_path):
     result = run_cli("check", str(redhat_tree), cwd=tmp_path)
     assert result.returncode == 0
-    assert "round v5.1 detected: 4 performance log(s) carry the v5.1 LoadGen seeds" in result.stderr
+    assert "round v5.1 detected: 4 result(s) carry the v5.1 LoadGen seeds" in result.stderr
     assert "v5.1 directory layout agrees" in result.stderr
 
 

@@ -30,6 +30,7 @@ from minitree import (
     detail_log,
     power_records,
 )
+from test_audit_evidence import CHANGES as AUDIT_EVIDENCE
 from test_check_power import RANGING_WINDOW, TESTING_WINDOW, Session, spl, stamp
 from treecopy import add_error_record, edit_json, set_log_value
 
@@ -451,6 +452,8 @@ CASES: dict[str, Case] = {
         ("gpt-oss-120b", "Server"),
     ),
     "COMP-OUTPUT-LENGTH": Case("endpoints-server", endpoints_mean_output(500.0), ("gpt-oss-120b", "Server")),
+    # result and performance: audit evidence the official checker takes on faith (test_audit_evidence.py)
+    **{rule: Case(base, change, result) for rule, (base, change, result) in AUDIT_EVIDENCE.items()},
     # result: measurements
     "MEAS-FILE": Case("resnet-v5.1", remove(measurements_json), OFFLINE),
     "MEAS-FIELDS": Case(

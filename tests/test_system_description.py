@@ -83,6 +83,20 @@ def test_placeholders_in_meaningful_fields_are_errors(placeholder):
     assert (finding.rule, finding.field) == ("SYS-PLACEHOLDER", "cooling")
 
 
+def test_a_system_without_accelerators_may_say_n_a_of_their_facts():
+    """A CPU-only system's accelerator fields are "N/A" in published trees (the summary carries null)."""
+    cpu = {
+        "accelerators_per_node": "0",
+        **{
+            key: "N/A"
+            for key in ("accelerator_model_name", "accelerator_memory_capacity", "accelerator_frequency")
+        },
+    }
+    assert [f for f in lint(broken(**cpu)) if f.rule == "SYS-PLACEHOLDER"] == []
+    with_one = lint(broken(**{**cpu, "accelerators_per_node": "1"}))
+    assert {f.field for f in with_one if f.rule == "SYS-PLACEHOLDER"} >= {"accelerator_model_name"}
+
+
 def test_memory_technology_must_fit_the_accelerator():
     findings = lint(
         broken(accelerator_model_name="NVIDIA H100-SXM-80GB", accelerator_memory_configuration="GDDR6")

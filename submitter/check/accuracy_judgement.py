@@ -11,7 +11,11 @@ from collections.abc import Mapping, Sequence
 from msgspec import Struct
 
 from submitter.fileformats.accuracy_txt import HASH_PATTERN, AccuracyValue, metric_pattern
+from submitter.fileformats.mlperf_log import DetailLog
 from submitter.rounds.models import AccuracyBound
+
+# The key of the samples an accuracy run was asked for, and the one of the samples its QSL held.
+ASKED_SAMPLES, HELD_SAMPLES = "effective_accuracy_sample_count", "qsl_reported_total_count"
 
 
 class Miss(Struct, frozen=True):
@@ -66,6 +70,19 @@ def judge(
             break
     unseen = tuple(bound for bound, seen in zip(targets, met, strict=True) if not seen)
     return AccuracyJudgement(tuple(misses), unseen, tuple(not_numbers), digest, reported)
+
+
+def samples_covered(log: DetailLog) -> int | None:
+    """How many samples an accuracy log covers: those LoadGen was asked for, but no more than its QSL
+    held (a 256-sample trial of gpt-oss-120b logs 4395 asked)."""
+    asked, held = _count(log.get(ASKED_SAMPLES)), _count(log.get(HELD_SAMPLES))
+    if asked is not None and held is not None:
+        return min(asked, held)
+    return asked if asked is not None else held
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _match(patterns: Mapping[str, str], metric: str, line: str) -> str | None:

@@ -44,14 +44,19 @@ class CheckReport(Struct, frozen=True):
     results: list[ResultRow]
     index: FileIndex  # every file of the tree, for `package` to scan and archive
     strict: bool = False
-    # What was read, for documents built on the check (the review): each result's files, in the order
-    # of `results`, and each system's description.
-    entries: tuple[EntryFiles, ...] = ()
+    # What was read and judged, for documents built on the check (the review): each result's context,
+    # in the order of `results`, and each system's description.
+    contexts: tuple[ResultContext, ...] = ()
     systems: Mapping[SystemKey, JsonFile | None] = {}
 
     @property
     def errors(self) -> int:
         return sum(finding.severity is Severity.ERROR for finding in self.findings)
+
+    @property
+    def entries(self) -> tuple[EntryFiles, ...]:
+        """Each result's files, in the order of `results`."""
+        return tuple(context.files for context in self.contexts)
 
 
 def check_tree(
@@ -105,7 +110,7 @@ def check_tree(
     if strict:
         findings = [finding.with_severity(Severity.ERROR) for finding in findings]
     return CheckReport(
-        rules, detection, findings, summarise(contexts, findings), index, strict, tuple(loaded), systems
+        rules, detection, findings, summarise(contexts, findings), index, strict, tuple(contexts), systems
     )
 
 

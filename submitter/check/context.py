@@ -73,6 +73,14 @@ class ResultContext(Struct, frozen=True, dict=True):
         return self.files.endpoints is not None
 
     @property
+    def required_audits(self) -> tuple[str, ...]:
+        """The compliance tests the check holds this result to: a closed (or network) LoadGen result's
+        tests of the round; an endpoints result carries audits of its own (audit/), an open one none."""
+        if not self.closed or self.endpoints or self.bench is None:
+            return ()
+        return tuple(test for test in self.bench.compliance_tests if test in self.rules.compliance)
+
+    @property
     def perf_log_path(self) -> str:
         return f"{self.files.performance_dir}/mlperf_log_detail.txt"
 

@@ -1,7 +1,9 @@
 """Which round a tree was made for: from the LoadGen seeds in its logs, and from its directory layout.
 
-One place for `check`, `package` and `report`. The seeds decide (they cannot be changed after a run);
-the layout decides where no log carries a known round's seeds, and then the newest round of that layout.
+One place for `check`, `package` and `report`. The seeds decide (they cannot be changed after a run): a
+LoadGen result's in its performance detail log, an endpoints result's in its config.yaml (which has no
+QSL seed); the layout decides where no result carries a known round's seeds, and then the newest round
+of that layout.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from msgspec import Struct
 
-from submitter.check.load import FileIndex, TreeReader
+from submitter.check.load import FileIndex, TreeReader, endpoints_seeds
 from submitter.check.tree import ResultEntry
 from submitter.fileformats.mlperf_log import DetailLog
 from submitter.rounds.models import Layout
@@ -19,9 +21,17 @@ from submitter.rounds.registry import SEED_KEYS, available_rounds, load_round, r
 
 
 def rounds_with_seeds(log: DetailLog) -> list[str]:
-    """The rounds whose seeds equal the effective seeds in a log (seeds cannot be changed afterwards)."""
-    found = tuple(log.get(f"effective_{key}") for key in SEED_KEYS)
-    return [name for name in available_rounds() if round_seeds(name) == found]
+    """The rounds whose seeds equal the effective seeds a log carries (seeds cannot be changed afterwards);
+    an endpoints result carries two of the three."""
+    carried = [(index, log.get(f"effective_{key}")) for index, key in enumerate(SEED_KEYS)]
+    carried = [(index, value) for index, value in carried if value is not None]
+    if not carried:
+        return []
+    return [
+        name
+        for name in available_rounds()
+        if all(round_seeds(name)[index] == value for index, value in carried)
+    ]
 
 
 def _layouts() -> dict[str, Layout]:
@@ -85,7 +95,7 @@ def detect_round(logs: Iterable[DetailLog], layout: str | None) -> Detection:
     if votes:
         name, count = votes.most_common(1)[0]
         version = load_round(name).loadgen.seed_releases
-        reason = f"{count} performance log(s) carry the {name} LoadGen seeds (LoadGen {version})"
+        reason = f"{count} result(s) carry the {name} LoadGen seeds (LoadGen {version})"
         if layout:
             agree = "agrees" if name in layout_rounds else "does not agree"
             reason += f"; the {layout} directory layout {agree}"
@@ -94,7 +104,7 @@ def detect_round(logs: Iterable[DetailLog], layout: str | None) -> Detection:
         newest = layout_rounds[-1]
         return Detection(
             newest,
-            f"no performance log carries a known round's seeds; the {layout} directory "
+            f"no result carries a known round's seeds; the {layout} directory "
             f"layout points to {', '.join(layout_rounds)}, so the newest, {newest}",
         )
     newest = available_rounds()[-1]
@@ -103,7 +113,14 @@ def detect_round(logs: Iterable[DetailLog], layout: str | None) -> Detection:
 
 def detect_tree_round(reader: TreeReader, entries: Sequence[ResultEntry]) -> Detection:
     """The round of a tree whose round the user did not name."""
-    # Performance logs sit in the same place in every layout: they can be read before the round is known.
+    # Performance logs and endpoints results sit in the same place in every layout: they can be read
+    # before the round is known.
     any_layout = load_round(available_rounds()[-1]).layout
-    logs = [reader.detail_log(entry.relative(entry.performance_log(any_layout))) for entry in entries]
-    return detect_round([log for log in logs if log is not None], tree_layout(reader.index, entries))
+    logs = []
+    for entry in entries:
+        log = reader.detail_log(entry.relative(entry.performance_log(any_layout)))
+        if log is None:
+            log = endpoints_seeds(reader, entry.relative(entry.where(any_layout.results_dir)))
+        if log is not None:
+            logs.append(log)
+    return detect_round(logs, tree_layout(reader.index, entries))

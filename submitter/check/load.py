@@ -497,6 +497,16 @@ def _endpoints(reader: TreeReader, results_dir: str) -> Any:
     )
 
 
+def endpoints_seeds(reader: TreeReader, results_dir: str) -> DetailLog | None:
+    """The seeds an endpoints result's configuration carries (as LoadGen's effective_* keys); None where
+    the folder holds no endpoints configuration."""
+    if not any(reader.index.has_file(f"{results_dir}/{name}") for name in ENDPOINTS_CONFIG_FILES):
+        return None
+    performance = _endpoints(reader, results_dir).performance
+    seeds = {key: record for key, record in performance.records.items() if key.endswith("_rng_seed")}
+    return DetailLog(performance.path, seeds) if seeds else None
+
+
 def _endpoints_audits(
     reader: TreeReader, results_dir: str, rules: RoundRules, bench: BenchmarkRules | None
 ) -> dict[str, Any]:

@@ -50,8 +50,11 @@ def performance_metric(
         return Metric(None, f"round {rules.name} has no result key for a {logged} run")
     # The official checker reads the scenario's key before a benchmark's own: both must be numbers. It
     # finds a benchmark's own key only under the scenario's exact name, which an endpoints run's
-    # lower-case "offline" is not.
+    # lower-case "offline" is not; submitter reads an endpoints result's tokens wherever the benchmark
+    # counts tokens (the round's endpoints_tokens_key), as the published summary does.
     own = bench.result_keys.get(logged) if bench is not None and name == logged.value else None
+    if endpoints and bench is not None and bench.result_keys and rules.results.endpoints_tokens_key:
+        own = rules.results.endpoints_tokens_key
     keys = [key] + ([own] if own else [])
     for key in keys:
         value = _number(log.get(key))

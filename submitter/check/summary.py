@@ -63,7 +63,7 @@ class ResultRow(Struct, frozen=True):
     benchmark: str
     scenario: str
     metric: float | None
-    units: str | None
+    units: str | None  # the unit of `metric` (summary.csv's rows keep the official label)
     valid: bool
     csv: tuple[dict[str, str], ...]  # the official summary rows of a valid result (two with power)
 
@@ -92,7 +92,9 @@ def summarise(contexts: Iterable[ResultContext], findings: Iterable[Finding]) ->
         entry = ctx.entry
         metric = _metric(ctx)
         valid = entry.id not in failing_results and metric is not None and not _fails(ctx, failing_paths)
-        units = ctx.rules.units(ctx.bench, ctx.scenario) if ctx.scenario else None
+        # summary.csv names the official unit; everything else says what the number is (whisper's tokens).
+        official = ctx.rules.units(ctx.bench, ctx.scenario) if ctx.scenario else None
+        units = ctx.rules.result_units(ctx.bench, ctx.scenario) if ctx.scenario else None
         rows.append(
             ResultRow(
                 entry.division,
@@ -103,7 +105,7 @@ def summarise(contexts: Iterable[ResultContext], findings: Iterable[Finding]) ->
                 metric,
                 units,
                 valid,
-                _csv_rows(ctx, metric, units) if valid else (),
+                _csv_rows(ctx, metric, official) if valid else (),
             )
         )
     return rows

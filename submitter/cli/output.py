@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from submitter.rule_registry import Finding, Severity, count_by_severity
-from submitter.systems.descriptor import SystemDescriptor
-from submitter.systems.runnable import load_runnable_descriptor
+
+if TYPE_CHECKING:  # the descriptor's pydantic models cost start-up time that `check` never needs
+    from submitter.systems.descriptor import SystemDescriptor
 
 
 def echo_json(payload: Any) -> None:
@@ -65,6 +66,8 @@ def echo_findings(findings: Sequence[Finding], files_checked: int | None) -> Non
 def runnable_descriptor(system_id: str, round_name: str | None = None) -> SystemDescriptor:
     """The descriptor a command runs on (refused with exit 2 while it has errors), in `round_name` if
     given; its warnings on stderr."""
+    from submitter.systems.runnable import load_runnable_descriptor
+
     runnable = load_runnable_descriptor(system_id, round_name)
     for finding in runnable.warnings:
         click.echo(finding.render(), err=True)

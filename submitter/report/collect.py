@@ -1,8 +1,8 @@
 """From a submission tree to the review's data: the checker's verdicts, the parsed logs, the headroom.
 
-This is the report's only reader of files. It reuses the checker: `check_tree` for the findings and
-verdicts (the system lint included), and the checker's loader for each result's parsed logs, so the
-review and `submitter check` never disagree about what a file says.
+This is the report's only reader of files, and it decides nothing: `check_tree` gives the findings,
+each result's verdict, figure and unit (the system lint included), and the parsed tree they were judged
+on, so the review and `submitter check` never disagree about a result or what a file says.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from submitter.check.accuracy_judgement import samples_covered
 from submitter.check.checker import check_tree
-from submitter.check.context import system_json_path
+from submitter.check.context import ResultContext, system_json_path
 from submitter.check.load import EntryFiles
 from submitter.check.summary import ResultRow
 from submitter.fileformats.mlperf_log import DetailLog
@@ -25,8 +26,8 @@ from submitter.report.model import (
     Review,
     SystemReview,
 )
-from submitter.rounds.models import RoundRules, Scenario
-from submitter.rule_registry import Finding
+from submitter.rounds.models import Scenario
+from submitter.rule_registry import Finding, Severity
 
 NS_PER_MS = 1_000_000
 # LoadGen's percentile keys; the number in each is the percentile ("99.00").
@@ -36,7 +37,6 @@ _PERCENTILE_KEYS = {
     "tpot": re.compile(r"^result_time_per_output_token_(\d+(?:\.\d+)?)_percentile_ns$"),
 }
 _SAMPLES_PER_SECOND_KEYS = ("result_samples_per_second", "result_completed_samples_per_sec")
-_CLOSED_DIVISIONS = ("closed", "network")
 SystemKey = tuple[str, str, str]  # division, submitter, system
 ResultKey = tuple[str, str, str]  # division, submitter, system/benchmark/scenario
 TREE = ("", "", "")  # the owner of findings that belong to no result and no system
@@ -47,14 +47,15 @@ def build_review(path: Path, round_name: str | None = None) -> Review:
     round."""
     report = check_tree(path, round_name)
     rules = report.rules
-    loaded = report.entries
     system_paths = {system_json_path(rules, *key): key for key in sorted(report.systems)}
-    owned = _findings_by_owner(report.findings, {_result_key(f) for f in loaded}, system_paths)
+    owned = _findings_by_owner(
+        report.findings, {_result_key(ctx.files) for ctx in report.contexts}, system_paths
+    )
 
     results: dict[SystemKey, list[ResultReview]] = defaultdict(list)
-    for files, row in zip(loaded, report.results, strict=True):
-        entry = files.entry
-        review = _result(files, row, rules, owned.get(_result_key(files), []))
+    for ctx, row in zip(report.contexts, report.results, strict=True):
+        entry = ctx.entry
+        review = _result(ctx, row, owned.get(_result_key(ctx.files), []))
         results[(entry.division, entry.submitter, entry.system)].append(review)
     systems = []
     for json_path, key in system_paths.items():
@@ -110,13 +111,11 @@ def _reading_order(result: ResultReview) -> tuple[str, int, str]:
     return result.benchmark, order, result.scenario
 
 
-def _result(files: EntryFiles, row: ResultRow, rules: RoundRules, findings: list[Finding]) -> ResultReview:
-    entry = files.entry
-    bench = rules.benchmarks.get(files.benchmark)
-    scenario = Scenario.from_name(entry.scenario)
-    closed = entry.division in _CLOSED_DIVISIONS
+def _result(ctx: ResultContext, row: ResultRow, findings: list[Finding]) -> ResultReview:
+    entry, files = ctx.entry, ctx.files
     performance = performance_facts(files.performance_log)
     accuracy = accuracy_facts(files)
+    errors = [finding for finding in findings if finding.severity is Severity.ERROR]
     return ResultReview(
         division=entry.division,
         submitter=entry.submitter,
@@ -128,15 +127,7 @@ def _result(files: EntryFiles, row: ResultRow, rules: RoundRules, findings: list
         valid=row.valid,
         performance=performance,
         accuracy=accuracy,
-        headroom=result_headroom(
-            bench,
-            scenario,
-            closed=closed,
-            performance=performance,
-            accuracy=accuracy,
-            test06_text=files.test06_verification,
-            verifications=rules.compliance,
-        ),
+        headroom=result_headroom(ctx, errors, accuracy),
         findings=tuple(findings),
     )
 
@@ -172,12 +163,7 @@ def accuracy_facts(files: EntryFiles) -> AccuracyFacts | None:
 
 
 def _accuracy_samples(log: DetailLog | None) -> int | None:
-    # The keys ACC-DATASET reads for the same question, in its order.
-    for key in ("effective_accuracy_sample_count", "qsl_reported_total_count"):
-        value = log.get(key) if log is not None else None
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None
+    return samples_covered(log) if log is not None else None
 
 
 def _is_number(value: object) -> bool:

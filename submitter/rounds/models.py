@@ -178,6 +178,10 @@ class ResultFields(_Strict, kw_only=True):
     keys: dict[Scenario, str]
     # The same for results in the endpoints format (v6.1), whose logs name other keys.
     endpoints_keys: dict[Scenario, str] = {}
+    # The key of an endpoints result's tokens per second (its `tps`), for every scenario of a benchmark whose
+    # LoadGen results are tokens per second; None: as the official checker, which reads it only under an
+    # exact scenario name that endpoints runs ("offline") never write.
+    endpoints_tokens_key: str | None = None
     units: dict[Scenario, str]
     power_units: dict[Scenario, str]
     # SingleStream and MultiStream results are latencies in ns, reported in ms.
@@ -407,7 +411,18 @@ class RoundRules(_Strict):
         return bench.result_keys.get(logged) or self.results.keys.get(logged)
 
     def units(self, bench: BenchmarkRules | None, scenario: Scenario) -> str | None:
+        """The unit summary.csv names, as the official checker writes it."""
         return (bench.units.get(scenario) if bench else None) or self.results.units.get(scenario)
+
+    def result_units(self, bench: BenchmarkRules | None, scenario: Scenario) -> str | None:
+        """The unit of the number a result reports: the official label, except where that label says
+        samples while the result's key counts tokens (whisper's result_tokens_per_second under
+        "Samples/s"), which summary.csv keeps and every other output of ours corrects."""
+        official = self.units(bench, scenario)
+        key = self.result_key(bench, scenario) if bench else None
+        if key and "tokens" in key and official and "Tokens" not in official:
+            return "Tokens/s"
+        return official
 
 
 class UnknownBenchmarkError(UsageProblem):

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from submitter.check.accuracy_judgement import AccuracyJudgement
+from submitter.check.accuracy_judgement import (
+    ASKED_SAMPLES,
+    HELD_SAMPLES,
+    AccuracyJudgement,
+    samples_covered,
+)
 from submitter.check.context import RESULT_RULES, ResultContext
 from submitter.check.rules.performance import loadgen_errors, stray_log_lines, unreadable_lines
 from submitter.rule_registry import Problem, Severity
@@ -155,13 +160,18 @@ def whole_dataset(ctx: ResultContext) -> Iterator[Problem]:
             fix=f"name the folder {', '.join(by_scenario)}",
         )
         return
-    key = (
-        "effective_accuracy_sample_count"
-        if "effective_accuracy_sample_count" in log
-        else "qsl_reported_total_count"
-    )
-    found = log.get(key)
-    if found != needed:
+    key = ASKED_SAMPLES if ASKED_SAMPLES in log else HELD_SAMPLES
+    found, covered = log.get(key), samples_covered(log)
+    if covered is not None and covered != found:  # LoadGen asked for more than its QSL held
+        yield Problem(
+            path=log.path,
+            field=key,
+            line=log.line_of(key),
+            message=f"is {found}, but the QSL held {log.get(HELD_SAMPLES)} samples ({HELD_SAMPLES}), so "
+            f"the accuracy log covers {covered}; the accuracy run must cover all {needed}",
+            fix="run accuracy mode on the complete data set",
+        )
+    elif found != needed:
         yield Problem(
             path=log.path,
             field=key,

@@ -8,9 +8,11 @@ reads in every division.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 
+from compliance.registry import VerifierBounds, verifier_bounds
 from submitter.check.context import RESULT_RULES, ResultContext
 from submitter.check.load import AuditFiles
 from submitter.check.rules.structure import file_set
@@ -22,11 +24,9 @@ rule = RESULT_RULES.rule
 
 
 def _audits(ctx: ResultContext) -> Iterator[tuple[AuditFiles, AuditRules]]:
-    """The LoadGen audits of a closed or network result, with their rules."""
-    if not ctx.closed or ctx.endpoints:
-        return
-    for test, files in ctx.files.audits.items():
-        yield files, ctx.rules.compliance[test]
+    """The LoadGen audits the check holds a result to (ResultContext.required_audits), with their rules."""
+    for test in ctx.required_audits:
+        yield ctx.files.audits[test], ctx.rules.compliance[test]
 
 
 def _lines(text: str) -> set[str]:
@@ -249,3 +249,156 @@ def endpoints_output_length(ctx: ResultContext) -> Iterator[Problem]:
                 message=f"is {mean!r}; {test} needs a mean output length in [{low}, {high}]",
                 fix="the model's answers are too short or too long: check its generation settings",
             )
+
+
+# --- audit evidence the official checker takes on faith (stricter) ------------------------------------------
+# The official checker looks only for "TEST PASS" in TEST07's and TEST09's verifications and never reads the
+# audits' performance logs; what those files print is judged here against the official audit.config.
+
+# The keys of the official audit.config that the verification scripts judge by.
+TEST07_THRESHOLD_KEY = "test07_accuracy_threshold"
+TEST09_BOUND_KEYS = ("test09_min_output_tokens", "test09_max_output_tokens")
+# What the official run_verification.py scripts print (the last line of each counts: TEST07 appends its
+# summary after the accuracy script's own output); TEST07_SCORE_FALLBACK is its default --score-pattern.
+TEST07_SCORE = re.compile(r"^\s*Accuracy score:\s*(\S+)\s*$", re.MULTILINE)
+TEST07_THRESHOLD = re.compile(r"^\s*Accuracy threshold:\s*(\S+)\s*$", re.MULTILINE)
+TEST07_SCORE_FALLBACK = re.compile(r"'exact_match':\s*([\d.]+)")
+TEST09_MEAN = re.compile(r"^\s*Mean output tokens:\s*(\S+)\s*$", re.MULTILINE)
+TEST09_MIN = re.compile(r"^\s*Min threshold:\s*(\S+)", re.MULTILINE)
+TEST09_MAX = re.compile(r"^\s*Max threshold:\s*(\S+)", re.MULTILINE)
+# What LoadGen requires of a VALID run, each logged as a boolean beside result_validity.
+VALIDITY_CONDITIONS = (
+    "result_min_duration_met",
+    "result_min_queries_met",
+    "result_perf_constraints_met",
+    "early_stopping_met",
+)
+# The audit whose verification scores the answers it logged, so its accuracy log is the evidence.
+SCORED_AUDIT = "TEST07"
+ACCURACY_LOG = "accuracy/mlperf_log_accuracy.json"
+
+
+def _printed(pattern: re.Pattern[str], text: str, first: bool = False) -> float | None:
+    """The last (or first) number the pattern finds; None where there is none to read."""
+    found = pattern.findall(text)
+    if not found:
+        return None
+    try:
+        value = float(found[0] if first else found[-1])
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _passed_verifications(
+    ctx: ResultContext, key: str
+) -> Iterator[tuple[AuditFiles, AuditRules, VerifierBounds]]:
+    """Audits whose verification says it passed, with the official bounds that include `key`."""
+    bench = ctx.bench
+    if bench is None:
+        return
+    for files, audit in _audits(ctx):
+        if files.verification is None or not _passed(files.verification, audit):
+            continue  # COMP-MISSING or COMP-PASS report it
+        bounds = verifier_bounds(files.test, bench.name)
+        if bounds is not None and key in bounds.values:
+            yield files, audit, bounds
+
+
+@rule(
+    "COMP-TEST09-LENGTH",
+    Severity.ERROR,
+    "a TEST09 verification that passed has a mean output length within the audit.config's bounds (stricter)",
+)
+def test09_length_in_bounds(ctx: ResultContext) -> Iterator[Problem]:
+    low_key, high_key = TEST09_BOUND_KEYS
+    for files, audit, bounds in _passed_verifications(ctx, low_key):
+        text = files.verification or ""
+        mean, low, high = _printed(TEST09_MEAN, text), bounds.values[low_key], bounds.values.get(high_key)
+        if mean is None or high is None or low <= mean <= high:
+            continue
+        claimed = (_printed(TEST09_MIN, text), _printed(TEST09_MAX, text))
+        other = None not in claimed and claimed != (low, high)
+        checked = f"; it was checked against [{claimed[0]}, {claimed[1]}]" if other else ""
+        yield Problem(
+            path=f"{files.folder}/{audit.verification_file}",
+            field="Mean output tokens",
+            message=f"says '{audit.pass_marker}' with a mean output length of {mean} tokens, outside "
+            f"[{low}, {high}] ({low_key}, {high_key} in {bounds.source}){checked}",
+            fix="generate answers of the reference's length (max output tokens, stop and EOS handling), "
+            f"rerun the audit and verify it with --audit-config {bounds.source}",
+        )
+
+
+@rule(
+    "COMP-TEST07-SCORE",
+    Severity.ERROR,
+    "a TEST07 verification that passed reached the audit.config's threshold, checked against it (stricter)",
+)
+def test07_score_reaches_threshold(ctx: ResultContext) -> Iterator[Problem]:
+    for files, audit, bounds in _passed_verifications(ctx, TEST07_THRESHOLD_KEY):
+        text = files.verification or ""
+        required = bounds.values[TEST07_THRESHOLD_KEY]
+        score = _printed(TEST07_SCORE, text)
+        if score is None:  # no summary line: the first score the official script's pattern finds
+            score = _printed(TEST07_SCORE_FALLBACK, text, first=True)
+        checked = _printed(TEST07_THRESHOLD, text)
+        where = f"{TEST07_THRESHOLD_KEY} in {bounds.source}"
+        path = f"{files.folder}/{audit.verification_file}"
+        if score is not None and score < required:
+            yield Problem(
+                path=path,
+                field="Accuracy score",
+                message=f"says '{audit.pass_marker}' with an accuracy score of {score}, under the audit's "
+                f"threshold {required} ({where})",
+                fix="the answers logged in performance mode are less accurate than the accuracy run's: "
+                "find out why (generation settings, dataset), rerun the audit and verify it",
+            )
+        if checked is not None and checked != required:
+            yield Problem(
+                path=path,
+                field="Accuracy threshold",
+                message=f"was checked against a threshold of {checked}, not the audit's {required} ({where})",
+                fix=f"rerun run_verification.py with --audit-config {bounds.source} and no "
+                "--accuracy-threshold",
+            )
+
+
+@rule("COMP-TEST07-LOG", Severity.ERROR, "TEST07 keeps the accuracy log its verification scored (stricter)")
+def test07_log_kept(ctx: ResultContext) -> Iterator[Problem]:
+    for files, audit in _audits(ctx):
+        path = f"{files.folder}/{ACCURACY_LOG}"
+        if files.test == SCORED_AUDIT and files.exists and not ctx.index.has_file(path):
+            yield Problem(
+                path=path,
+                message=f"is missing: without it the score in {audit.verification_file} cannot be "
+                "rechecked (TEST07's README lists it among the files that must be submitted)",
+                fix="copy the audit run's mlperf_log_accuracy.json into TEST07/accuracy/ "
+                "(run_verification.py does), truncated like the others",
+            )
+
+
+@rule(
+    "COMP-AUDIT-VALIDITY",
+    Severity.ERROR,
+    "LoadGen judged the TEST01/TEST04 audits' performance runs VALID (stricter)",
+)
+def audit_runs_valid(ctx: ResultContext) -> Iterator[Problem]:
+    """Both verify_performance.py scripts fail an INVALID audit run; the official checker never asks."""
+    for files, audit in _audits(ctx):
+        log = files.performance_log
+        if log is None or log.problems or not audit.performance_run:
+            continue  # PERF-LOG reports a missing or unreadable audit log
+        validity = log.get("result_validity")
+        if validity == "VALID":
+            continue
+        failed = [key for key in VALIDITY_CONDITIONS if log.get(key) is False]
+        why = f" ({', '.join(f'{key} is false' for key in failed)})" if failed else ""
+        yield Problem(
+            path=f"{files.folder}/{audit.performance_run}/mlperf_log_detail.txt",
+            field="result_validity",
+            line=log.line_of("result_validity"),
+            message=f"is {validity!r}: LoadGen judged the {files.test} audit's performance run invalid{why}",
+            fix=f"rerun the {files.test} audit until its summary says 'Result is : VALID' (that section "
+            "names what failed), then its verification",
+        )

@@ -249,6 +249,36 @@ def latency_constraint(run: PerformanceRun) -> Iterator[Problem]:
         )
 
 
+@rule(
+    "PERF-SERVER-P99",
+    Severity.ERROR,
+    "Server runs whose early stopping was met have their p99 latency within the benchmark's limit (stricter)",
+)
+def server_p99_within_limit(run: PerformanceRun) -> Iterator[Problem]:
+    """The official checker trusts early stopping and the target latency the run was set to; this compares
+    the p99 LoadGen measured with the pack's limit of the result's scenario. LLMs are judged by their p99
+    TTFT and TPOT already (PERF-TTFT-TPOT, PERF-INTERACTIVE-LIMITS), so only the overall latency is here."""
+    log, bench = run.log, run.bench
+    if log is None or bench is None or bench.llm or not _own_run(run):
+        return
+    if run.logged_scenario is not Scenario.SERVER or not log.get("early_stopping_met"):
+        return  # PERF-EARLY-STOPPING reports early stopping not met
+    # The result's own scenario's limit where the pack has one (Interactive), else Server's.
+    directory = Scenario.from_name(run.context.entry.scenario)
+    judged = directory if directory in bench.latency_constraint_ns else Scenario.SERVER
+    limit = bench.latency_constraint_ns.get(judged)
+    key = "result_99.00_percentile_latency_ns"
+    found = log.get(key)
+    if limit and _is_number(found) and found > limit:
+        yield _problem(
+            run,
+            key,
+            f"is {found} ns ({found / NS_PER_MS:.3f} ms), over {bench.name}'s {judged} limit of {limit} ns "
+            f"({limit / NS_PER_MS:g} ms, round {run.rules.name}), although early_stopping_met is true",
+            "rerun at a lower target_qps, with target_latency left to mlperf.conf",
+        )
+
+
 @rule("PERF-MIN-QUERIES", Severity.ERROR, "query counts meet the minimum of non-early-stopping scenarios")
 def min_queries(run: PerformanceRun) -> Iterator[Problem]:
     log, bench, logged = run.log, run.bench, run.logged_scenario
