@@ -210,6 +210,16 @@ def test_an_invalid_test04_run_is_an_error_too(tmp_path):
     assert "TEST04" in finding.path and "TEST04 audit" in finding.message
 
 
+def test_an_audit_run_without_a_verdict_says_so(tmp_path):
+    tree = build(tmp_path, "resnet")
+    log = tree.result(*RESNET).audits["TEST01"] / "performance" / "run_1" / "mlperf_log_detail.txt"
+    log.write_text(
+        "".join(line + "\n" for line in log.read_text().splitlines() if "result_validity" not in line)
+    )
+    (finding,) = found(check(tree), "COMP-AUDIT-VALIDITY")
+    assert finding.message.startswith("is missing: LoadGen logged no verdict on the TEST01 audit's")
+
+
 # --- Server p99 ---------------------------------------------------------------------------------------------
 
 

@@ -394,11 +394,17 @@ def audit_runs_valid(ctx: ResultContext) -> Iterator[Problem]:
             continue
         failed = [key for key in VALIDITY_CONDITIONS if log.get(key) is False]
         why = f" ({', '.join(f'{key} is false' for key in failed)})" if failed else ""
+        judged = (
+            f"is {validity!r}: LoadGen judged the {files.test} audit's performance run invalid{why}"
+            if validity is not None
+            else f"is missing: LoadGen logged no verdict on the {files.test} audit's performance run (it did "
+            "not finish, or the log was cut)"
+        )
         yield Problem(
             path=f"{files.folder}/{audit.performance_run}/mlperf_log_detail.txt",
             field="result_validity",
             line=log.line_of("result_validity"),
-            message=f"is {validity!r}: LoadGen judged the {files.test} audit's performance run invalid{why}",
+            message=judged,
             fix=f"rerun the {files.test} audit until its summary says 'Result is : VALID' (that section "
             "names what failed), then its verification",
         )
