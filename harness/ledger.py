@@ -24,6 +24,7 @@ Event = Literal[
     "plan-started",  # run-all begins a plan; `detail` lists its steps
     "run-reused",  # run-all skips a step: a valid run with the same settings exists (`run_dir`)
     "run-started",
+    "run-evaluating",  # LoadGen finished; the accuracy log is being scored or the audit verified
     "run-finished",  # `status`, `valid`, `detail` (the metric or the first problem) and `engine`
     "plan-finished",  # `detail`: how many steps were valid
     "plan-interrupted",

@@ -2,7 +2,8 @@
 
 The run's own run.json decides (it is written last, so a killed run has none). Settings are compared
 field by field, so a changed target_qps, engine argument, dataset or smoke flag means the run is
-done again, and the reason names the field.
+done again, and the reason names the field. A run interrupted after its LoadGen test (while it was
+scored or verified) with the plan's settings is finished rather than run again.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ class Earlier:
 
     reusable: Path | None
     note: str  # why the plan runs it again; empty for a first run
+    # A run whose LoadGen test finished but whose evaluation was interrupted: evaluate it, do not rerun it.
+    unfinished: Path | None = None
 
 
 def _settings(
@@ -106,11 +109,15 @@ def find_earlier(plan: RunPlan) -> Earlier:
             continue
         if record is None:
             reasons.append(f"{run_dir.name} was killed before it finished (no {RUN_RECORD})")
+        elif changed := differences(wanted, record_settings(record)):
+            reasons.append(f"{run_dir.name} ran with other settings: {'; '.join(changed[:3])}")
+        elif record.status == "interrupted" and record.interrupted_during == "evaluation":
+            return Earlier(
+                None, f"{run_dir.name}'s evaluation was interrupted: finish it", unfinished=run_dir
+            )
         elif record.status != "completed" or not record.valid:
             first = record.problems[0] if record.problems else record.status
             reasons.append(f"{run_dir.name} is not valid: {first}")
-        elif changed := differences(wanted, record_settings(record)):
-            reasons.append(f"{run_dir.name} ran with other settings: {'; '.join(changed[:3])}")
         else:
             return Earlier(run_dir, "a valid run with the same settings")
     return Earlier(None, reasons[0] if reasons else "")

@@ -27,7 +27,15 @@ from harness.loadgen_settings import Smoke
 from harness.matrix import Step, required_steps
 from harness.preflight import PreflightFailed, check_runs_destination
 from harness.reuse import Earlier, find_earlier
-from harness.runner import RunInterrupted, RunPlan, RunRequest, execute, plan_run, run_directory
+from harness.runner import (
+    RunInterrupted,
+    RunPlan,
+    RunRequest,
+    execute,
+    finish_evaluation,
+    plan_run,
+    run_directory,
+)
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.fileformats.run_mode import Mode
 from submitter.fileformats.run_record import RunRecord, read_record
@@ -154,8 +162,9 @@ def plan_campaign(request: CampaignRequest) -> Campaign:
                 usage_problem = usage_problem or isinstance(problem, UsageProblem)
             continue
         earlier = find_earlier(plan) if request.resume else Earlier(None, "--no-resume")
-        starts_engine = earlier.reusable is None and _engine_of(plan) != engine_running
-        if earlier.reusable is None:
+        runs_test = earlier.reusable is None and earlier.unfinished is None
+        starts_engine = runs_test and _engine_of(plan) != engine_running
+        if runs_test:
             engine_running = _engine_of(plan)
         planned.append(PlannedRun(step, plan, earlier, estimate(plan, starts_engine=starts_engine)))
     if problems:
@@ -252,8 +261,14 @@ def execute_campaign(campaign: Campaign, progress: CampaignProgress) -> list[Ste
 
 
 def _run_one(planned: PlannedRun, session: EngineSession) -> StepOutcome:
+    unfinished = planned.earlier.unfinished
     try:
-        finished = execute(planned.plan, session)
+        if unfinished is not None:
+            record = read_record(unfinished)
+            assert record is not None  # find_earlier read it
+            finished = finish_evaluation(planned.plan, unfinished, record)
+        else:
+            finished = execute(planned.plan, session)
     except RunInterrupted:
         raise
     except SubmitterError as exc:  # refused in the worker before LoadGen started: no run directory

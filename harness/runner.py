@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 
@@ -33,6 +34,7 @@ from harness.outcome import mode_problems, read_outcome
 from harness.stand_in_models import dummy_description
 from harness.topology import MemoryFit, Placement
 from harness.worker import ABORTED, REFUSED_BEFORE_START, WorkerSpec
+from submitter import hub
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.evaluation.detokenize import TOKENIZER_FILE, find_tokenizer
 from submitter.evaluation.verdicts import ScoredResult
@@ -220,6 +222,12 @@ def _dataset_for(request: RunRequest, setup: BenchmarkSetup, benchmark: Benchmar
                 f"{request.mode} runs read {own.file} in it), as the reference's download lays them out"
             )
         path, expected_size, what = path / own.file, own.samples, f"{request.mode} set"
+    if not path.exists():  # one message for every benchmark, whatever its file format
+        folder = path.parent if own is not None else path
+        raise UsageProblem(
+            f"dataset {path} does not exist; download {request.benchmark}'s dataset, or make one with the "
+            f"real shape: submitter data synth --benchmark {request.benchmark} --out {folder}"
+        )
     limit = request.smoke.samples if request.smoke else None
     dataset = check_dataset(benchmark.plugin, path, limit, benchmark.generation.max_input_tokens)
     if not request.smoke and dataset.size != expected_size:
@@ -378,7 +386,13 @@ def _scoring_tokenizer(model: str, dummy_weights: bool) -> Path | None:
     if found is not None or dummy_weights:
         return found
     path = Path(model).expanduser()
-    named_as_path = path.is_absolute() or model.startswith((".", "~")) or not HUB_NAME.match(model)
+    # "demo-data/nope-model" looks like a hub id, but its folder "demo-data" is here: a mistyped path.
+    named_as_path = (
+        path.is_absolute()
+        or model.startswith((".", "~"))
+        or not HUB_NAME.match(model)
+        or (path.parent.is_dir() and not hub.snapshots(model))
+    )
     if named_as_path and os.sep in model and not path.exists():
         raise UsageProblem(
             f"--model {model} does not exist; an accuracy run is scored with the model's {TOKENIZER_FILE}: "
@@ -596,11 +610,20 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
     if status != "aborted":
         problems += mode_problems(request.mode, outcome)
     audit, accuracy = None, None
+    interrupted_during: Literal["test", "evaluation"] | None = "test" if status == "interrupted" else None
     if status == "completed" and outcome is not None and not problems:
-        audit, accuracy, evaluation_problems = evaluate_run(plan, run_dir)
-        problems += evaluation_problems
+        ledger.append_event(
+            request.runs_root, "run-evaluating", request.system.id, step=step, run_dir=ledger_dir
+        )
+        try:
+            audit, accuracy, evaluation_problems = evaluate_run(plan, run_dir)
+            problems += evaluation_problems
+        except KeyboardInterrupt:  # LoadGen's logs are complete: keep them, and say how to finish
+            status, interrupted_during = "interrupted", "evaluation"
+            problems.append(_interrupted_evaluation(plan, run_dir))
     record = RunRecord(
         status=status,  # type: ignore[arg-type]
+        interrupted_during=interrupted_during,
         valid=not problems,
         problems=problems,
         submittable=not not_submittable,
@@ -652,5 +675,57 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         engine=_engine_text(result),
     )
     if status == "interrupted":
+        if interrupted_during == "evaluation":
+            raise RunInterrupted(f"{problems[-1]}; run.json and LoadGen's complete logs are in {run_dir}")
         raise RunInterrupted(f"interrupted; what LoadGen wrote so far and run.json are in {run_dir}")
     return FinishedRun(run_dir, record)
+
+
+def _evaluation_name(mode: Mode) -> str:
+    return "scoring the accuracy log" if mode is Mode.ACCURACY else f"verifying {mode}"
+
+
+def _interrupted_evaluation(plan: RunPlan, run_dir: Path) -> str:
+    scored_by_hand = (
+        f", or `submitter accuracy {run_dir}` scores it" if plan.request.mode is Mode.ACCURACY else ""
+    )
+    return (
+        f"interrupted while {_evaluation_name(plan.request.mode)}; LoadGen's logs are complete: "
+        f"`submitter run-all` finishes the evaluation without running the test again{scored_by_hand}"
+    )
+
+
+def finish_evaluation(plan: RunPlan, run_dir: Path, record: RunRecord) -> FinishedRun:
+    """Evaluate a run that was interrupted after its LoadGen test (its logs are complete) and complete its
+    record; an interruption now leaves it as it was."""
+    request = plan.request
+    step = f"{request.benchmark}/{request.scenario}/{request.mode}"
+    ledger_dir = str(run_dir.relative_to(request.runs_root))
+    ledger.append_event(request.runs_root, "run-evaluating", request.system.id, step=step, run_dir=ledger_dir)
+    try:
+        audit, accuracy, problems = evaluate_run(plan, run_dir)
+    except KeyboardInterrupt:
+        raise RunInterrupted(f"{_interrupted_evaluation(plan, run_dir)}; {run_dir} is as it was") from None
+    finished = record.model_copy(
+        update={
+            "status": "completed",
+            "interrupted_during": None,
+            "valid": not problems,
+            "problems": problems,
+            "audit": audit,
+            "accuracy": accuracy,
+            "finished_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+    )
+    write_record(run_dir, finished)
+    ledger.append_event(
+        request.runs_root,
+        "run-finished",
+        request.system.id,
+        step=step,
+        run_dir=ledger_dir,
+        status="completed",
+        valid=finished.valid,
+        detail=(problems[0] if problems else _result_text(finished)) or "evaluated after an interruption",
+    )
+    return FinishedRun(run_dir, finished)

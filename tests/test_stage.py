@@ -201,7 +201,11 @@ def test_trials_and_demo_runs_are_refused_unless_asked_for(
     ) as raised:
         stage(request(descriptor, runs_root, tmp_path / "tree", accept=Eligibility()))
     assert "a --smoke trial (64 samples" in str(raised.value)
-    assert "without --smoke for a submission, or stage the trials with --allow-trials" in str(raised.value)
+    # Both flags it needs, named at once.
+    assert (
+        "without --smoke for a submission, or stage it with --allow-trials and --allow-not-submittable"
+        in str(raised.value)
+    )
     with pytest.raises(
         SubmitterError, match="not submittable: the synthetic engine is a timing model"
     ) as raised:

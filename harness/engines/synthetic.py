@@ -12,7 +12,8 @@ The decode step takes one of two forms:
   diminishing returns and lengthen every token (TPOT).
 It responds to vLLM's arguments of the same names, so `submitter tune-engine` can be tested on it:
 `kv_cache_sequences` sequences' KV cache fits (at 16 bits; beyond it further slots wait), and
-`kv_cache_dtype` "fp8..." halves the cache's reads and doubles what fits; `max_num_batched_tokens`
+`kv_cache_dtype` "fp8..." halves the cache's reads and doubles what fits; `start_s` is the time a GPU
+engine takes to load and compile before the first test; `max_num_batched_tokens`
 takes a prompt in chunks, each costing a decode step before the first token; `async_scheduling` false
 adds `scheduling_ms` of CPU work to every step, which vLLM otherwise overlaps with the GPU's.
 
@@ -63,6 +64,9 @@ class SyntheticArgs(BaseModel):
         default=None, gt=0, description="sequences whose 16-bit KV cache fits; default: all"
     )
     scheduling_ms: float = Field(default=0.0, ge=0, description="CPU time per step, hidden when async")
+    start_s: float = Field(
+        default=0.0, ge=0, description="seconds to start, as a GPU engine loads and compiles"
+    )
     # vLLM's arguments of these names.
     kv_cache_dtype: str = "auto"
     max_num_batched_tokens: int | None = Field(default=None, gt=0)
@@ -150,6 +154,7 @@ class SyntheticEngine:
     def __init__(self, spec: EngineSpec, clock: Callable[[], float] = time.monotonic) -> None:
         args = SyntheticArgs.model_validate(spec.args)
         self._output_tokens = args.output_tokens
+        self._start_s = args.start_s
         self._model_dir = Path(spec.model)
         self._streaming = spec.streaming
         self.use_generation(spec.generation)
@@ -166,6 +171,7 @@ class SyntheticEngine:
         self._thread = threading.Thread(target=self._fire_events, name="synthetic-engine", daemon=True)
 
     def start(self) -> None:
+        time.sleep(self._start_s)
         self._thread.start()
 
     def use_generation(self, generation: Generation) -> None:

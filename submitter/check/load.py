@@ -357,6 +357,7 @@ class EntryFiles(Struct, frozen=True):
     power_files: Mapping[str, bytes] | None = None
     endpoints: Any = None  # an endpoints-format result (submitter.check.endpoints.EndpointsResult)
     endpoints_audits: Mapping[str, Any] = {}  # audit name -> AuditOutcome
+    user_conf: str | None = None  # the user.conf beside the measurements, as written
 
     @property
     def test06_verification(self) -> str | None:
@@ -426,6 +427,7 @@ def load_entry(
         power_files=_power_files(reader, results_dir, rules),
         endpoints=endpoints,
         endpoints_audits=endpoints_audits,
+        user_conf=reader.text(f"{measurements_dir}/user.conf"),
     )
 
 

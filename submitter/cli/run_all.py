@@ -122,6 +122,8 @@ def _echo_plan(campaign: Campaign) -> None:
 def _action(planned: PlannedRun) -> str:
     if planned.reuse:
         return f"keep {planned.reuse.name}"
+    if planned.earlier.unfinished:
+        return f"evaluate {planned.earlier.unfinished.name}"
     return f"run again: {planned.earlier.note}" if planned.earlier.note else "run"
 
 
@@ -134,9 +136,9 @@ def _plan_json(campaign: Campaign) -> dict[str, object]:
         "runs": [
             {
                 "step": planned.step.key,
-                "action": "keep" if planned.reuse else "run",
+                "action": "keep" if planned.reuse else "evaluate" if planned.earlier.unfinished else "run",
                 "note": planned.earlier.note,
-                "run_dir": str(planned.reuse) if planned.reuse else None,
+                "run_dir": str(planned.reuse or planned.earlier.unfinished or "") or None,
                 "samples": planned.estimate.samples,
                 "estimated_seconds": round(planned.estimate.seconds),
                 "topology": topology.model_dump(mode="json") if topology else None,

@@ -14,6 +14,14 @@ from submitter.rounds.models import Scenario
 from submitter.workspace import RUNS
 
 
+def _descriptor_shown(system_id: str) -> str:
+    """The descriptor's file as the user can open it (bench/systems/..., a path given, a shipped one)."""
+    from submitter.systems.runnable import descriptor_file
+    from submitter.systems.validate import display_path
+
+    return display_path(descriptor_file(system_id))
+
+
 def _verdict(trial: Trial) -> str:
     if trial.valid:
         return "VALID"
@@ -163,7 +171,7 @@ def tune(
         sys.exit(1)
     confirmed = "confirmed at full length" if best.full_length else "not confirmed at full length"
     click.echo(
-        f"best {scenario} target_qps: {best.qps:g} ({confirmed}); set it in systems/{system.id}.json: "
+        f"best {scenario} target_qps: {best.qps:g} ({confirmed}); set it in {_descriptor_shown(system_id)}: "
         f'"{scenario}": {{"user_conf": {{"target_qps": {best.qps:g}}}}}',
         err=True,
     )

@@ -7,11 +7,10 @@ the numbers one process gives; the means are taken afterwards, in one place, in 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
+from submitter.evaluation.parallel import map_chunks
 from submitter.evaluation.sentences import one_sentence_per_line
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
@@ -42,12 +41,7 @@ def score_samples(
 ) -> SampleScores:
     pairs = list(zip(references, predictions, strict=True))
     chunks = [pairs[start : start + _CHUNK] for start in range(0, len(pairs), _CHUNK)]
-    workers = min(workers or os.cpu_count() or 1, max(len(chunks), 1))
-    if workers == 1:
-        rows = [row for chunk in chunks for row in _score_chunk(chunk)]
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            rows = [row for chunk_rows in pool.map(_score_chunk, chunks) for row in chunk_rows]
+    rows = [row for chunk_rows in map_chunks(_score_chunk, chunks, workers) for row in chunk_rows]
     return SampleScores(
         prediction_lengths=[row[0] for row in rows],
         fmeasures={name: [row[position + 1] for row in rows] for position, name in enumerate(ROUGE_TYPES)},

@@ -185,6 +185,10 @@ class RunRecord(BaseModel):
     format: Literal["submitter-run/1"] = RECORD_FORMAT
     # "aborted": stopped by the harness once VALID was impossible (harness.early_abort); problems[0] says why.
     status: Literal["completed", "failed", "interrupted", "aborted"]
+    # Where an interrupted run stopped: in its LoadGen test (engine start included), or after it, while
+    # its accuracy log was scored or its audit verified (LoadGen's logs are then complete: run-all finishes
+    # the evaluation instead of running it again).
+    interrupted_during: Literal["test", "evaluation"] | None = None
     valid: bool = Field(description="finished, and did what its mode is for (VALID, logged, audited)")
     problems: list[str]
     submittable: bool

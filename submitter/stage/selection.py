@@ -64,20 +64,26 @@ class Eligibility:
         evidence = _evidence(record.mode)
         if evidence and not (run_dir / evidence[0]).is_file():
             return Rejection(f"has no {evidence[0]}", evidence[1].format(run_dir=run_dir))
-        if is_trial(record, dataset_size) and not self.trials:
-            return Rejection(
-                f"a --smoke trial ({record.dataset.get('samples')} samples, LoadGen settings overridden)",
-                f"{again} without --smoke for a submission, or stage the trials with --allow-trials to "
-                "rehearse",
+        # Every flag the run needs is named at once, not one per attempt.
+        reasons, flags = [], []
+        trial = is_trial(record, dataset_size) and not self.trials
+        if trial:
+            reasons.append(
+                f"a --smoke trial ({record.dataset.get('samples')} samples, LoadGen settings overridden)"
             )
-        reasons = [reason for reason in record.not_submittable if reason != SMOKE_NOT_SUBMITTABLE]
-        if reasons and not self.not_submittable:
-            return Rejection(
-                f"not submittable: {'; '.join(reasons)}",
-                "stage it with --allow-not-submittable to rehearse (its README then says it is not an "
-                "official result)",
-            )
-        return None
+            flags.append("--allow-trials")
+        not_submittable = [reason for reason in record.not_submittable if reason != SMOKE_NOT_SUBMITTABLE]
+        if not_submittable and not self.not_submittable:
+            reasons.append(f"not submittable: {'; '.join(not_submittable)}")
+            flags.append("--allow-not-submittable")
+        if not flags:
+            return None
+        remedy = f"stage it with {' and '.join(flags)} to rehearse"
+        if not_submittable and not self.not_submittable:
+            remedy += " (its README then says it is not an official result)"
+        return Rejection(
+            "; ".join(reasons), f"{again} without --smoke for a submission, or {remedy}" if trial else remedy
+        )
 
 
 def is_trial(record: RunRecord, dataset_size: int) -> bool:

@@ -10,9 +10,7 @@ gen_tok_len every token the answers carried, tokens_per_sample their ratio to on
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +20,7 @@ from harness.benchmarks.llama3_1_405b.dataset import references
 from harness.benchmarks.llama3_1_405b.metrics import METRICS, REPORTED_AS
 from harness.benchmarks.scoring import accuracy_writer, logged_answers
 from submitter.evaluation.detokenize import Detokenizer
+from submitter.evaluation.parallel import map_chunks
 from submitter.evaluation.sentences import one_sentence_per_line
 from submitter.evaluation.verdicts import ScoredResult
 
@@ -73,11 +72,7 @@ def _score_chunk(items: Sequence[tuple[str, str, str]]) -> list[tuple[int, float
 
 def score(items: Sequence[tuple[str, str, str]], workers: int | None) -> list[tuple[int, float]]:
     chunks = [items[start : start + _CHUNK] for start in range(0, len(items), _CHUNK)]
-    workers = min(workers or os.cpu_count() or 1, max(len(chunks), 1))
-    if workers == 1:
-        return [row for chunk in chunks for row in _score_chunk(chunk)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return [row for rows in pool.map(_score_chunk, chunks) for row in rows]
+    return [row for rows in map_chunks(_score_chunk, chunks, workers) for row in rows]
 
 
 def evaluate(

@@ -8,6 +8,7 @@ they judge only the result's own run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from submitter.check.context import PERFORMANCE_RULES, PerformanceRun
@@ -177,7 +178,21 @@ def performance_sample_count(run: PerformanceRun) -> Iterator[Problem]:
         run,
         "effective_performance_sample_count",
         run.bench.dataset.performance_sample_count,
-        "do not override performance_sample_count in user.conf",
+        _shortened_fix(
+            run, "performance_sample_count_override", "do not override performance_sample_count in user.conf"
+        ),
+    )
+
+
+def _shortened_fix(run: PerformanceRun, setting: str, in_user_conf: str) -> str:
+    """The fix for a setting shortened below the rules: `in_user_conf` where the run's user.conf sets it;
+    otherwise the run was shortened by other means (a `--smoke` trial sets LoadGen's settings directly)."""
+    text = run.context.files.user_conf
+    if text is None or re.search(rf"^[^#]*\.{re.escape(setting)}\s*=", text, re.MULTILINE):
+        return in_user_conf
+    return (
+        f"user.conf does not set {setting}: the run was shortened otherwise (a --smoke trial overrides "
+        "LoadGen's settings directly); run it at full length"
     )
 
 
@@ -288,7 +303,10 @@ def min_queries(run: PerformanceRun) -> Iterator[Problem]:
         needed = bench.min_query_count.get(logged) if logged else None
         if needed:
             yield from _at_least(
-                run, "effective_min_query_count", needed, "remove min_query_count from user.conf"
+                run,
+                "effective_min_query_count",
+                needed,
+                _shortened_fix(run, "min_query_count", "remove min_query_count from user.conf"),
             )
     if logged is Scenario.OFFLINE and run.context.entry.division == "closed":
         needed = bench.dataset.offline_min_samples_per_query
@@ -316,7 +334,9 @@ def min_duration(run: PerformanceRun) -> Iterator[Problem]:
         run,
         "effective_min_duration_ms",
         run.rules.limits.min_duration_ms,
-        "remove min_duration from user.conf (mlperf.conf sets 600000) and rerun",
+        _shortened_fix(
+            run, "min_duration", "remove min_duration from user.conf (mlperf.conf sets 600000) and rerun"
+        ),
         unit=" ms",
     )
 
