@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
+from harness.benchmarks.mixtral_8x7b.mbxp import missing_toolchains
 from harness.loadgen_settings import Smoke
 from submitter.rounds.registry import load_round
 from submitter.systems.catalog import descriptor_path
 
+MBXP_MISSING = missing_toolchains()
 # What the trial runs leave short by design, as `submitter check` names it.
 TRIAL_RULES = {"ACC-DATASET", "PERF-SAMPLE-COUNT", "PERF-MIN-DURATION", "PERF-MIN-QUERIES"}
 
@@ -31,7 +33,21 @@ CASES = [
         "demo-data/llama2-70b-model",
         OFFLINE_ONLY,
     ),
-    ("mixtral-8x7b", "v6.0", "demo-data/mixtral_synthetic.pkl", "demo-data/mixtral-8x7b-model", ()),
+    pytest.param(
+        "mixtral-8x7b",
+        "v6.0",
+        "demo-data/mixtral_synthetic.pkl",
+        "demo-data/mixtral-8x7b-model",
+        (),
+        # MBXP scores programs in five languages: without a toolchain its accuracy run cannot be scored.
+        marks=pytest.mark.skipif(
+            bool(MBXP_MISSING),
+            reason="not found here: "
+            + ", ".join(sorted({t for missing in MBXP_MISSING.values() for t in missing}))
+            + " (Debian: apt-get install g++ php-cli nodejs node-lodash ruby node-typescript)",
+        ),
+        id="mixtral-8x7b",
+    ),
     (
         "llama3.1-405b",
         "v6.0",
