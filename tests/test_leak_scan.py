@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,14 @@ from hypothesis import strategies as st
 import submitter.package.leaks as leaks
 from submitter.package.allow import AllowList
 from submitter.package.leaks import CHUNK_OVERLAP_CHARS, LEAK_RULES, RULE_NEEDLES, ScannedLine, Sensitive
-from submitter.package.patterns import HOME_PATH_HINTS, PRIVATE_KEYS, SECRET_ASSIGNMENTS, TOKENS, LeakPattern
+from submitter.package.patterns import (
+    HOME_PATH_HINTS,
+    PRIVATE_KEYS,
+    SECRET_ASSIGNMENTS,
+    TOKENS,
+    LeakPattern,
+    is_secret_value,
+)
 from submitter.package.reading import ASCII_LOOKALIKES, Candidate, Lines, Piece, Trigger, segments
 from submitter.rule_registry import Finding
 
@@ -299,3 +307,269 @@ def test_the_reordered_regexes_keep_the_originals_on_the_known_leaks():
     for text in [*SNIPPETS, "x" + HF_TOKEN, "-" + HF_TOKEN, HF_TOKEN + "-", "AAKIA" + "Z3XQ7RWLT5K2M4PA"]:
         for pattern_id, original in ORIGINAL_REGEXES.items():
             assert matches(PATTERNS[pattern_id].regex, text) == matches(re.compile(original), text)
+
+
+# Each rule on lines of the published results repositories: one line it must report (a leak) and near
+# misses it must not. v5.1 is mlcommons/inference_results_v5.1, v6.0 the v6.0 results as mirrored
+# (gbeezybez/inference_results_v6.0); each line is quoted with its path, where VLLM51 stands for
+# v5.1 closed/Dell_MangoBoost/code/llama2-70b-99.9/amd/setup/vllm and VLLM60 for
+# v6.0 closed/Lambda_SIT/code/qwen3-vl-235b-a22b/vllm/vllm (copies of vLLM). Where a published line holds a
+# real credential, its value is replaced by made-up characters of the same shape; where no published tree
+# holds a case, it is constructed, and the comment says so.
+NOTHING_SENSITIVE = Sensitive()
+
+
+@dataclass(frozen=True)
+class Case:
+    rule: str
+    text: str
+    leak: bool  # True: the rule reports the line; False: a near miss it must let pass
+    sensitive: Sensitive = NOTHING_SENSITIVE
+
+
+REDHAT_USER = Sensitive.build(users=["rhel"])
+GOOGLE_HOST = "mlperf-inference-tohaowu-google-com-x86-64-14183"
+HEX32 = "3c9e1f0a7b2d4e6f8a1c3e5b7d9f0a2c"  # made up
+HEX64 = "9d4b7e2a1f6c3058e7d2b9a4c1f8e3d6a0b5c7e9f2d4a6b8c1e3f5a7b9d0c2e4"  # made up
+
+REAL_CASES = [
+    # --- LEAK-PRIVATE-KEY: no published tree holds a key; the true case is constructed.
+    Case("LEAK-PRIVATE-KEY", "-----BEGIN OPENSSH PRIVATE KEY-----", True),
+    # v6.0 closed/Dell/src/code/dlrm-v3/README.md:50 (words about a key, not a key)
+    Case(
+        "LEAK-PRIVATE-KEY",
+        "# Initialize SSH agent and upload your private key so Docker can clone private repos",
+        False,
+    ),
+    Case("LEAK-PRIVATE-KEY", "-----BEGIN PUBLIC KEY-----", False),  # constructed: a public key is no secret
+    # --- LEAK-TOKEN
+    # v5.1 closed/The_Stage/code/stable-diffusion-xl/text_to_image_using_loadgen/README.md:49 publishes a
+    # real JWT access token ({"sub": "apiUser", "tokenType": "access", "exp": 1785244270, ...}); here a
+    # token of the same shape with made-up claims and signature.
+    Case(
+        "LEAK-TOKEN",
+        "thestage config set --api-token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhcGlVc2VyIiwidXNlcklkIjo0Mn0"
+        ".Qm7XkP2vLs9TzR4wNc8YbJ5eHd3UaG6fKi",
+        True,
+    ),
+    # VLLM51/examples/online_serving/cohere_rerank_client.py:22
+    Case("LEAK-TOKEN", 'co2 = cohere.ClientV2("sk-fake-key", base_url="http://localhost:8000")', False),
+    # v5.1 open/HPE/code/llmlib/cores/http_async_client.py:597
+    Case("LEAK-TOKEN", "                'Authorization': 'Bearer dummy'", False),
+    # VLLM51/benchmarks/disagg_benchmarks/disagg_prefill_proxy_server.py:14
+    Case("LEAK-TOKEN", """    "Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY')}\"""", False),
+    # VLLM51/docs/source/contributing/model/multimodal.md:363
+    Case("LEAK-TOKEN", "    hf_processor_mm_kwargs: Mapping[str, object],", False),
+    # --- LEAK-SECRET
+    # v5.1 open/AMD/setup/Dockerfile.model_and_dataset:23, an rclone remote with its secret access key in 64
+    # hex digits: with a key of one's own (made up here) it is a leak ...
+    Case(
+        "LEAK-SECRET",
+        f"&& rclone config create mlc-inference s3 provider=Cloudflare access_key_id={HEX32} "
+        f"secret_access_key={HEX64} endpoint=https://{HEX32}.r2.cloudflarestorage.com",
+        True,
+    ),
+    # ... and as published there (and in 90 more files of both rounds), with the read-only key MLCommons
+    # gives everyone in its reference implementations' instructions, it is not.
+    Case(
+        "LEAK-SECRET",
+        "&& rclone config create mlc-inference s3 provider=Cloudflare access_key_id="
+        "f65ba5eef400db161ea49967de89f47b secret_access_key="
+        "fbea333914c292b854f14d3fe232bad6c5407bf0ab1bebf78833c2b359bdfd2b "
+        "endpoint=https://c2686074cb2caf5cbaf6d134bdba8b47.r2.cloudflarestorage.com",
+        False,
+    ),
+    # constructed: the RedHat line below with a value in its place
+    Case(
+        "LEAK-SECRET",
+        "            'aws_secret_access_key': 'q7Vd2kR9sLx0PzT4mB8nW1cY6hJ3fG5aE2uK9oQs',",
+        True,
+    ),
+    # v6.0 closed/RedHat/src/gpt-oss-120b/scripts/run_submission.py:203: the NAME of the variable
+    Case("LEAK-SECRET", "            'aws_secret_access_key': 'AWS_SECRET_ACCESS_KEY',", False),
+    # VLLM51/docs/source/deployment/k8s.md:47
+    Case("LEAK-SECRET", '        token: "REPLACE_WITH_TOKEN"', False),
+    # VLLM51/docs/source/serving/openai_compatible_server.md:19
+    Case("LEAK-SECRET", '    api_key="token-abc123",', False),
+    # VLLM51/tests/utils.py:69
+    Case(
+        "LEAK-SECRET",
+        '    DUMMY_API_KEY = "token-abc123"  # vLLM\'s OpenAI server does not need API key',
+        False,
+    ),
+    # VLLM51/examples/online_serving/cohere_rerank_client.py:10
+    Case("LEAK-SECRET", 'co = cohere.Client(base_url="http://localhost:8000", api_key="sk-fake-key")', False),
+    # VLLM51/tests/models/fixtures/pixtral_chat.json:1
+    Case("LEAK-SECRET", '"rank": 4, "decoded_token": "-covered"}, "77187": {"logprob": -5.47', False),
+    # VLLM51/vllm/tracing.py:108
+    Case(
+        "LEAK-SECRET", '    GEN_AI_LATENCY_TIME_TO_FIRST_TOKEN = "gen_ai.latency.time_to_first_token"', False
+    ),
+    # v5.1 closed/Dell_MangoBoost/code/llama2-70b-99.9/amd/tools/amd_quark-0.8.0rc2/docs/html/_static/
+    # scripts/bootstrap.js.map:1
+    Case(
+        "LEAK-SECRET",
+        "const EVENT_KEY$2 = `.${DATA_KEY$2}`;\\nconst DATA_API_KEY = '.data-api';\\nconst EVENT_ACTI",
+        False,
+    ),
+    # v5.1 closed/Intel/code/retinanet/pytorch-cpu/retinanet-env/rapidjson/bin/data/webapp.json:41
+    Case("LEAK-SECRET", '        "dataStorePassword": "dataStoreTestQuery",', False),
+    # v5.1 open/AMD/code/llama3_1-405b_finetuned/mlperf_finetune/LLaMA-Factory/data/kto_en_demo.json:2237
+    Case(
+        "LEAK-SECRET",
+        "<pre>git ftp -u anonymous ftp://username:password@ftp.example.com/Repository</pre>",
+        False,
+    ),
+    # v6.0 closed/NVIDIA/code/llmlib/launch_server.py:123
+    Case(
+        "LEAK-SECRET",
+        '        "o200k_base.tiktoken": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",',
+        False,
+    ),
+    # v6.0 closed/Google/src/qwen3-vl-235b-a22b/vllm/output/mlperf_log_benchmark.rank0.txt:3 and :30
+    Case(
+        "LEAK-SECRET",
+        "model=Model(repo_id='RedHatAI/Qwen3-VL-235B-A22B-Instruct-FP8-dynamic', token='/work/build/data/hub/"
+        "models--nvidia--Qwen3-VL-235B-A22B-Instruct-NVFP4-MLPerf-Inference-Closed-V6.0', revision='main')",
+        False,
+    ),
+    Case(
+        "LEAK-SECRET",
+        "'NATS_SERVER': 'nats://127.0.0.1:4222', 'HF_TOKEN': '/work/build/data/hub/models--nv'",
+        False,
+    ),
+    # VLLM60/vllm/entrypoints/serve/instrumentator/static/swagger-ui-bundle.js:2
+    Case(
+        "LEAK-SECRET",
+        'Re.createElement("label",{htmlFor:"auth_password"},"Password:"),$?Re.createElement("code",null,"',
+        False,
+    ),
+    # v6.0 closed/Dell/src/code/qwen3-vl-235b-a22b/vllm/scripts/benchmarks/slurm/1x8xb300/server.sh:15
+    Case("LEAK-SECRET", 'HF_TOKEN=${HF_TOKEN:-""}', False),
+    # VLLM51/docs/source/deployment/frameworks/skypilot.md:74
+    Case("LEAK-SECRET", 'HF_TOKEN="your-huggingface-token" sky launch serving.yaml --env HF_TOKEN', False),
+    # VLLM51/docs/source/deployment/docker.md:15
+    Case("LEAK-SECRET", '    --env "HUGGING_FACE_HUB_TOKEN=<secret>" \\', False),
+    # v6.0 closed/RedHat/src/gpt-oss-120b/setup/llm-d/H200/GRAFANA_INSTALLATION.md:257
+    Case("LEAK-SECRET", "      admin_password: YOUR_SECURE_PASSWORD", False),
+    # VLLM60/docs/deployment/frameworks/hf_inference_endpoints.md:36
+    Case(
+        "LEAK-SECRET",
+        '        api_key=os.environ["HF_TOKEN"],  # https://huggingface.co/settings/tokens',
+        False,
+    ),
+    # --- LEAK-IP
+    # v5.1 closed/Supermicro/code/llama2-70b-99.9/README.md:218
+    Case("LEAK-IP", '    --sut_server_addr "http://10.4.16.1:8000,http://10.4.16.2:8000"', True),
+    # v5.1 closed/ASUSTeK/power/server-ipp1-1469.cfg:56
+    Case("LEAK-IP", "devicePort: 10.117.41.199", True),
+    # v6.0 closed/Cisco/setup/build_scripts/build_steps.sh:90
+    Case("LEAK-IP", "            --build-arg http_proxy=http://173.36.224.108:80/ \\", True),
+    # v6.0 closed/HPE/systems/HPE_Proliant_DL385_RTX_PRO_6000_PCIe_96GBx4_TRT_10_11_0_33_TRT.json:41
+    Case(
+        "LEAK-IP", '    "other_software_stack": "TensorRT 10.11.0.33, CUDA 13.0, Driver 580.105.09",', False
+    ),
+    # v6.0 closed/Google/src/qwen3-vl-235b-a22b/vllm/output/mlperf_log_benchmark.rank0.txt:1
+    Case("LEAK-IP", "the endpoint settings are: url='http://127.0.0.1:8000/v1' api_key=''", False),
+    # VLLM51/vllm/utils.py:610 and :620: public
+    # DNS resolvers, which name no host of the submitter's
+    Case("LEAK-IP", '        s.connect(("8.8.8.8", 80))  # Doesn\'t need to be reachable', False),
+    Case(
+        "LEAK-IP", '        s.connect(("2001:4860:4860::8888", 80))  # Doesn\'t need to be reachable', False
+    ),
+    # v5.1 closed/ASUSTeK/docker/poetry.lock:1514: a version inside a wheel's name
+    Case(
+        "LEAK-IP",
+        '    {file = "nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_x86_64.whl", hash = "sha256:1"},',
+        False,
+    ),
+    # --- LEAK-HOSTNAME, as the machine that ran v6.0 closed/Google's log would package it
+    # v6.0 closed/Google/src/qwen3-vl-235b-a22b/vllm/output/mlperf_log_benchmark.rank0.txt:30
+    Case(
+        "LEAK-HOSTNAME",
+        f"'HOSTNAME': '{GOOGLE_HOST}', 'NATS_SERVER'",
+        True,
+        Sensitive.build(hosts=[GOOGLE_HOST]),
+    ),
+    # the same line packaged on a sibling machine, numbered 1418: a host name matches whole
+    Case(
+        "LEAK-HOSTNAME",
+        f"'HOSTNAME': '{GOOGLE_HOST}', 'NATS_SERVER'",
+        False,
+        Sensitive.build(hosts=[GOOGLE_HOST[:-1]]),
+    ),
+    # --- LEAK-USER, as the user rhel would package v5.1 closed/RedHat
+    # v5.1 closed/RedHat/results/XE8640_4xH100_vLLM/llama3.1-8b/Server/accuracy/accuracy.txt:1
+    Case("LEAK-USER", "[nltk_data] Downloading package punkt to /home/rhel/nltk_data...", True, REDHAT_USER),
+    # v5.1 closed/RedHat/systems/XE8640_4xH100_vLLM.json:34: user names match as written, RHEL is the system
+    Case("LEAK-USER", '  "framework"                         : "vLLM 0.10.0, RHEL 9.6",', False, REDHAT_USER),
+    # --- LEAK-HOME-PATH
+    # v5.1 closed/RedHat/results/IBM_Cloud_gx3-48x240x2l40s_vLLM/llama3.1-8b/Server/accuracy/accuracy.txt:1
+    Case("LEAK-HOME-PATH", "[nltk_data] Downloading package punkt to /home/vpcuser/nltk_data...", True),
+    # v5.1 closed/Dell/docker/Dockerfile.user:50
+    Case(
+        "LEAK-HOME-PATH",
+        '    && echo -e "\\nssh-add /home/${USER}/.ssh/* > /dev/null 2>&1" >> /home/${USER}/.bashrc',
+        False,
+    ),
+    # VLLM51/docs/dev-docker/README.md:120
+    Case("LEAK-HOME-PATH", "For example, `-v /home/username/models:/data` would store the models", False),
+    # --- LEAK-DENIED
+    # v5.1 closed/RedHat/systems/IBM_Cloud_gx3-48x240x2l40s_vLLM.json:41, with --deny ibm
+    Case(
+        "LEAK-DENIED",
+        '  "sw_notes": "IBM Cloud instance gx3-48x240x2l40s ( 1 GPU used), RHEL 9.6, vllm 0.10.0"',
+        True,
+        Sensitive.build(denied=["ibm"]),
+    ),
+    # the accuracy.txt line above with --deny user: a denied word matches whole, not inside vpcuser
+    Case(
+        "LEAK-DENIED",
+        "[nltk_data] Downloading package punkt to /home/vpcuser/nltk_data...",
+        False,
+        Sensitive.build(denied=["user"]),
+    ),
+]
+
+
+def rules_on(case: Case) -> list[str]:
+    line = ScannedLine("f.txt", 1, case.text, case.sensitive)
+    return [finding.rule for finding in leaks._findings(leaks._Counts(), line, AllowList())]
+
+
+@pytest.mark.parametrize(
+    "case",
+    REAL_CASES,
+    ids=[f"{c.rule}-{'leak' if c.leak else 'near-miss'}-{n}" for n, c in enumerate(REAL_CASES)],
+)
+def test_each_rule_reports_its_leak_and_lets_its_near_miss_pass(case):
+    found = rules_on(case)
+    if case.leak:
+        assert case.rule in found, found
+    else:
+        assert case.rule not in found, found
+
+
+def test_every_leak_rule_has_a_leak_and_a_near_miss():
+    covered = {(case.rule, case.leak) for case in REAL_CASES}
+    assert {(rule.id, leak) for rule in LEAK_RULES for leak in (True, False)} <= covered
+
+
+@pytest.mark.parametrize(
+    ("value", "secret"),
+    [
+        ("AWS_SECRET_ACCESS_KEY", False),  # the name of an environment variable
+        ("os.environ['HF_TOKEN']", False),
+        ("${HF_TOKEN}", False),
+        ("<your-key>", False),
+        ("********", False),
+        ("gen_ai.latency.time_to_first_token", False),  # a dotted name
+        ("/work/build/data/hub", False),  # a path
+        ("https://example.org/x", False),  # an address: url-credentials looks at its password
+        ("q7Vd2kR9sLx0PzT4mB8nW1cY6hJ3fG5aE2uK9oQs", True),
+        ("correct-horse-battery", True),
+        ("Tr0ub4dor&3-horse", True),
+    ],
+)
+def test_a_value_is_told_from_a_name_or_a_placeholder(value, secret):
+    assert is_secret_value(value) is secret

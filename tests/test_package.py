@@ -168,6 +168,14 @@ def test_names_of_this_machine_and_its_user_are_errors_in_paths_and_content(tree
     }
 
 
+def test_the_name_of_a_secret_variable_does_not_block_the_package(tree, tmp_path):
+    # v6.0 closed/RedHat/src/gpt-oss-120b/scripts/run_submission.py:203 names the environment variable
+    # that holds the key; the value is read from it when the program runs.
+    plant(tree, f"{SUBMITTER}/src/harness.py", "config = {'aws_secret_access_key': 'AWS_SECRET_ACCESS_KEY'}")
+    report = package(tree / SUBMITTER, tmp_path / "out")
+    assert report.findings == [] and report.written is not None
+
+
 def test_denied_words_match_in_any_case(tree, tmp_path):
     plant(tree, f"{SUBMITTER}/src/harness.py", "# tuned for the BLUEBIRD cluster")
     report = package(tree / SUBMITTER, tmp_path / "out", sensitive=Sensitive.build(denied=["bluebird"]))
@@ -395,6 +403,7 @@ NOT_LEAKS = [
     "at 12:34:56, 2025-07-24T16:58:53-04:00, x[1::2], std::vector, mlperf::logging",
     "MAC 00:1a:2b:3c:4d:5e",
     'TOKEN = os.environ["HF_TOKEN"]; api_key="EMPTY"; password = getpass()',
+    "'aws_secret_access_key': 'AWS_SECRET_ACCESS_KEY', 'api_key': '${API_KEY}', token: '<your-token>'",
     "token=get_token_from_environment(); max_tokens: 1024; api_key: ${API_KEY}",
     'password: "<your password>"; secret = "xxxxxxxxxxxx"',
     "pip install sk-learn-compatible-estimators",

@@ -28,6 +28,7 @@ from typing import Any, BinaryIO
 from submitter.errors import SubmitterError
 from submitter.fileio import remove_stale_temporaries, temporary_path
 from submitter.interrupts import signals_held, terminate_as_interrupt
+from submitter.package.leaks import unreadable_reason
 from submitter.regular_files import NotARegularFile, open_regular
 from submitter.workspace import ARCHIVE_COMPANIONS
 
@@ -35,6 +36,14 @@ MANIFEST_SCHEMA_VERSION = 1
 FIXED_MTIME = 0
 GZIP_LEVEL = 6  # gzip's own default: within a few percent of 9 for logs, at a fraction of the time
 READ_BYTES = 1 << 20
+
+
+class UnreadableInput(SubmitterError):
+    """A file of the tree that could not be archived (it changed, or a read failed): a finding at `path`."""
+
+    def __init__(self, path: str, message: str, fix: str) -> None:
+        super().__init__(f"{path} {message}; {fix}")
+        self.path, self.message, self.fix = path, message, fix
 
 
 @dataclass(frozen=True)
@@ -80,7 +89,10 @@ class WrittenArchive:
 def write_archive(
     root: Path, files: Sequence[str], dirs: Iterable[str], paths: ArchivePaths, force: bool
 ) -> WrittenArchive:
-    """Archive `files` and `dirs` (relative to `root`, as they will be named in the archive)."""
+    """Archive `files` and `dirs` (relative to `root`, as they will be named in the archive).
+
+    UnreadableInput when a file of the tree cannot be archived; SubmitterError when the output cannot be
+    written. Either way nothing is published."""
     try:
         return _write(root, files, dirs, paths, force)
     except OSError as exc:  # the output side: a full disk, a read-only folder
@@ -168,8 +180,8 @@ def _member(path: str, kind: bytes, mode: int, size: int) -> tarfile.TarInfo:
 
 
 def _add_file(tar: tarfile.TarFile, root: Path, path: str) -> ManifestEntry:
-    changed = SubmitterError(
-        f"{root / path} changed while it was being packaged; package again when nothing writes to the tree"
+    changed = UnreadableInput(
+        path, "changed while it was being packaged", "package again when nothing writes to the tree"
     )
     try:
         # A file swapped for a symbolic link since the scan is refused, not followed; one swapped for a
@@ -178,12 +190,12 @@ def _add_file(tar: tarfile.TarFile, root: Path, path: str) -> ManifestEntry:
     except NotARegularFile:
         raise changed from None
     except OSError as exc:
-        raise SubmitterError(f"{root / path} cannot be read ({exc.strerror})") from None
+        raise UnreadableInput(path, *unreadable_reason(exc)) from None
     with stream:
         descriptor = stream.fileno()
         before = os.fstat(descriptor)
         mode = 0o755 if before.st_mode & 0o111 else 0o644
-        reader = _HashingReader(stream)
+        reader = _HashingReader(stream, path)
         try:
             tar.addfile(_member(path, tarfile.REGTYPE, mode, before.st_size), reader)
         except OSError as exc:
@@ -199,12 +211,15 @@ def _add_file(tar: tarfile.TarFile, root: Path, path: str) -> ManifestEntry:
 class _HashingReader:
     """Hashes exactly the bytes tarfile copies, so the manifest describes the archive, not the disk."""
 
-    def __init__(self, stream: BinaryIO) -> None:
-        self.stream = stream
+    def __init__(self, stream: BinaryIO, path: str) -> None:
+        self.stream, self.path = stream, path
         self.hash = hashlib.sha256()
 
     def read(self, size: int = -1) -> bytes:
-        data = self.stream.read(size)
+        try:
+            data = self.stream.read(size)
+        except OSError as exc:  # the input failed, not the archive being written: named as such
+            raise UnreadableInput(self.path, *unreadable_reason(exc)) from None
         self.hash.update(data)
         return data
 

@@ -4,10 +4,15 @@ Each rule looks at one line (or one path) at a time, so files of any size are st
 whole; `reading` hands the rules only the lines where one of their needles occurs. A finding says where
 (`path:line`), what kind of leak, and shows the match with the secret part redacted: the report itself
 must be safe to paste into a ticket.
+
+What is read is bounded: no file past the size it had when the tree was listed, no more than
+MAX_SCANNED_BYTES of a tree. A file that cannot be read is noted with the reason the system gave (an I/O
+error is not a permission problem), for the package to report; the scan goes on.
 """
 
 from __future__ import annotations
 
+import errno
 import getpass
 import ipaddress
 import os
@@ -19,7 +24,6 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 
-from submitter.errors import SubmitterError
 from submitter.package.allow import AllowList
 from submitter.package.patterns import (
     HOME_PATH_HINTS,
@@ -38,7 +42,7 @@ from submitter.package.patterns import (
     literal,
 )
 from submitter.package.reading import Lines, Piece, Trigger, chunks, segments
-from submitter.regular_files import NotARegularFile, open_regular
+from submitter.regular_files import NotARegularFile, TooLarge, open_regular
 from submitter.rule_registry import Finding, Problem, RuleSet, Severity
 
 # User names that are ordinary words in logs and paths: matching them would flood the report, and
@@ -51,6 +55,11 @@ LOCAL_HOST_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localho
 # system description. They are named in a note instead, and `--deny` scans for them on request.
 MIN_NAME_LENGTH = 3
 
+# The most the scan reads of one tree, all files together: 8 times the largest published submitter folder
+# (open/GATEOverflow of v5.1, 0.49 GB; the whole of v5.1's results, 2.2 GB, fits too), about a minute of
+# reading. What lies beyond is named, not read, and the package is refused: a scan cut short vouches for
+# nothing.
+MAX_SCANNED_BYTES = 4 << 30
 READ_CHUNK_BYTES = 1 << 20  # files are read in blocks of this size; a longer line in pieces of it …
 CHUNK_OVERLAP_CHARS = 256  # … each overlapping the previous, so a secret cut in two is still found
 BINARY_SNIFF_BYTES = 8192  # a NUL byte among the first ones: a binary file, not scanned
@@ -367,6 +376,7 @@ def _is_host_ipv4(text: str) -> bool:
         or address.is_multicast
         or address.is_reserved  # 240/4, 255.255.255.255, and netmasks such as 255.255.255.0
         or any(address in network for network in _NOT_HOSTS_V4)
+        or address in _PUBLIC_RESOLVERS
     )
 
 
@@ -375,6 +385,25 @@ _NOT_HOSTS_V4 = (
     ipaddress.IPv4Network("192.0.2.0/24"),  # the documentation ranges of RFC 5737
     ipaddress.IPv4Network("198.51.100.0/24"),
     ipaddress.IPv4Network("203.0.113.0/24"),
+)
+# Public DNS resolvers (Google, Cloudflare, Quad9, OpenDNS): code connects to one to learn its own way
+# out (`s.connect(("8.8.8.8", 80))`, vLLM's get_ip), and they name no host of the submitter's.
+_PUBLIC_RESOLVERS = frozenset(
+    ipaddress.ip_address(address)
+    for address in (
+        "8.8.8.8",
+        "8.8.4.4",
+        "1.1.1.1",
+        "1.0.0.1",
+        "9.9.9.9",
+        "208.67.222.222",
+        "208.67.220.220",
+        "2001:4860:4860::8888",
+        "2001:4860:4860::8844",
+        "2606:4700:4700::1111",
+        "2606:4700:4700::1001",
+        "2620:fe::fe",
+    )
 )
 
 
@@ -392,6 +421,7 @@ def _is_host_ipv6(text: str) -> bool:
         or address.is_unspecified
         or address.is_multicast
         or address in ipaddress.IPv6Network("2001:db8::/32")  # documentation (RFC 3849)
+        or address in _PUBLIC_RESOLVERS
     )
 
 
@@ -399,9 +429,12 @@ def _is_host_ipv6(text: str) -> bool:
 class LeakScan:
     findings: list[Finding] = field(default_factory=list)
     scanned_files: int = 0
+    scanned_bytes: int = 0
     binary_files: list[str] = field(default_factory=list)  # not scanned: their content is not text
     not_regular: dict[str, str] = field(default_factory=dict)  # not opened: path -> what it is (a FIFO, …)
     too_large: list[str] = field(default_factory=list)  # not scanned: over the limit, blocked by it anyway
+    unreadable: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (why, how to fix)
+    over_budget: list[str] = field(default_factory=list)  # not read: the scan had read MAX_SCANNED_BYTES
 
 
 def scan_tree(
@@ -413,7 +446,8 @@ def scan_tree(
     max_bytes: int | None = None,
 ) -> LeakScan:
     """Scan every path in `names` and the content of every text file in `files` (path relative to root
-    -> size); files over `max_bytes` are not read (a sparse file may claim terabytes of zeros)."""
+    -> size when listed); files over `max_bytes` are not read (a sparse file may claim terabytes of zeros),
+    no file is read past its listed size, and no more than MAX_SCANNED_BYTES in all."""
     scan = LeakScan()
     for path in sorted(names):
         # Only the last part: a folder's name is scanned once, not again in the path of each file it holds.
@@ -423,11 +457,24 @@ def scan_tree(
         if max_bytes is not None and size > max_bytes:
             scan.too_large.append(path)
             continue
+        if scan.over_budget or scan.scanned_bytes + size > MAX_SCANNED_BYTES:
+            scan.over_budget.append(path)
+            continue
         try:
-            findings = scan_file(root, path, sensitive, allow)
+            findings = scan_file(root, path, sensitive, allow, limit=size)
         except NotARegularFile as exc:
             scan.not_regular[path] = exc.kind
             continue
+        except TooLarge:
+            scan.unreadable[path] = (
+                f"held more than its {size:,} bytes when it was read: it grew while it was packaged",
+                "leave the tree alone while it is packaged, then package again",
+            )
+            continue
+        except OSError as exc:
+            scan.unreadable[path] = unreadable_reason(exc)
+            continue
+        scan.scanned_bytes += size
         if findings is None:
             scan.binary_files.append(path)
             continue
@@ -436,24 +483,47 @@ def scan_tree(
     return scan
 
 
-def scan_file(root: Path, path: str, sensitive: Sensitive, allow: AllowList) -> list[Finding] | None:
+def unreadable_reason(exc: OSError) -> tuple[str, str]:
+    """Why a file could not be read, as the system said it (strerror and errno name), and how to fix that."""
+    name = errno.errorcode.get(exc.errno or 0)
+    reason = f"{exc.strerror or exc} ({name})" if name else str(exc.strerror or exc)
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        fix = "give the user who packages read permission on it (chmod a+r FILE), or remove it from the tree"
+    elif exc.errno == errno.EIO:
+        fix = (
+            "the disk or file system could not read it: copy it again from where it was made, and check "
+            "the device (dmesg, fsck)"
+        )
+    else:
+        fix = "make it readable, or remove it from the tree"
+    return f"cannot be read: {reason}, so it was not scanned", fix
+
+
+def scan_file(
+    root: Path, path: str, sensitive: Sensitive, allow: AllowList, limit: int | None = None
+) -> list[Finding] | None:
     """The findings in one file, or None when it is binary (not scanned).
 
-    NotARegularFile, before a byte is read, when it is a FIFO, a device or a socket: a read could block."""
+    NotARegularFile, before a byte is read, when it is a FIFO, a device or a socket: a read could block.
+    TooLarge when it holds more than `limit` bytes (read at most a block beyond), OSError when a read fails.
+    """
     size = READ_CHUNK_BYTES
-    try:
-        with open_regular(root / path) as stream:
-            first = stream.read(max(size, BINARY_SNIFF_BYTES))
-            if b"\0" in first[:BINARY_SNIFF_BYTES]:
-                return None
-            return _scan_text(path, segments(chunks(stream, first, size), size), sensitive, allow)
-    except NotARegularFile:
-        raise
-    except OSError as exc:
-        raise SubmitterError(
-            f"{root / path} cannot be read ({exc.strerror}), so it cannot be scanned or packaged; "
-            "fix its permissions"
-        ) from None
+    with open_regular(root / path) as stream:
+        first = stream.read(max(size, BINARY_SNIFF_BYTES))
+        if b"\0" in first[:BINARY_SNIFF_BYTES]:
+            return None
+        parts = _bounded(chunks(stream, first, size), limit, root / path)
+        return _scan_text(path, segments(parts, size), sensitive, allow)
+
+
+def _bounded(parts: Iterable[bytes], limit: int | None, path: Path) -> Iterator[bytes]:
+    """The parts, until they hold more than `limit` bytes in all: then TooLarge."""
+    total = 0
+    for data in parts:
+        total += len(data)
+        if limit is not None and total > limit:
+            raise TooLarge(path, limit)
+        yield data
 
 
 def _scan_text(

@@ -4,7 +4,9 @@ Nothing is written unless all three pass: `submitter check` with the round's rul
 with `strict` any warning), `repository` holds the checker's hygiene rules as errors (dot files, spaces,
 symlinks, files over 50 MB, reviews and staging folders, …), `leaks` scans every path and text file for
 host names, addresses, user names, tokens and keys. Only then `archive` writes NAME.tar.gz, its sha256
-file and NAME.manifest.json. The input tree is only read.
+file and NAME.manifest.json. The input tree is only read, as it lies on disk (`repository.read_tree`):
+no link is followed, so nothing outside the tree is read, scanned or archived; a link out of the tree is
+an error, and where `check` would follow one into a folder outside, `check` is not run.
 """
 
 from __future__ import annotations
@@ -14,16 +16,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from submitter.check.checker import CheckReport, check_tree
-from submitter.check.load import FileIndex
+from submitter.check.detect import detect_tree_round
+from submitter.check.load import FileIndex, TreeReader
 from submitter.check.printable import printable, printable_finding
 from submitter.check.rules.hygiene import BYTES_PER_MB
-from submitter.check.tree import Scope, locate
+from submitter.check.tree import Scope, discover, locate
 from submitter.errors import UsageProblem
 from submitter.fileio import ensure_writable
+from submitter.package import leaks
 from submitter.package.allow import AllowEntry, AllowList
-from submitter.package.archive import ArchivePaths, WrittenArchive, write_archive
-from submitter.package.leaks import LEAK_RULES, Sensitive, scan_tree
-from submitter.package.repository import REPOSITORY_RULE_IDS, REPOSITORY_RULES, repository_findings
+from submitter.package.archive import ArchivePaths, UnreadableInput, WrittenArchive, write_archive
+from submitter.package.leaks import LEAK_RULES, LeakScan, Sensitive, scan_tree
+from submitter.package.repository import (
+    LINK_RULE,
+    REPOSITORY_RULE_IDS,
+    REPOSITORY_RULES,
+    TreeOnDisk,
+    packaged_folders,
+    read_tree,
+    repository_findings,
+)
+from submitter.rounds.registry import load_round
 from submitter.rule_registry import Finding, Severity
 
 __all__ = [
@@ -38,6 +51,7 @@ __all__ = [
 ]
 
 ARCHIVE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+UNREADABLE_RULE = "STRUCT-UNREADABLE"  # the checker's: a file that cannot be read, or is no regular file
 
 
 @dataclass(frozen=True)
@@ -91,10 +105,14 @@ def package_tree(request: PackageRequest) -> PackageReport:
         ensure_writable(request.out_dir, folder=True, make_parents=True)
     if not request.force and not request.dry_run and (existing := paths.existing()):
         raise UsageProblem(f"{existing[0]} exists; pass --force to replace it, or --name another name")
-    check = check_tree(request.path, request.round_name, strict=request.strict)
-    index = check.index
+    on_disk = read_tree(scope)
+    index = on_disk.index
+    if on_disk.leads_check_outside:
+        check = _unchecked(scope, index, request.round_name, request.strict)
+    else:
+        check = check_tree(request.path, request.round_name, strict=request.strict)
     sensitive = request.sensitive or Sensitive.of_this_machine(request.deny)
-    # What is not a regular file (a FIFO would block a read forever) is never opened: check reports it.
+    # What is not a regular file (a FIFO would block a read forever) is never opened: it is reported.
     files = {
         path: size for path, size in {**index.files, **index.root_files}.items() if path not in index.special
     }
@@ -104,9 +122,9 @@ def package_tree(request: PackageRequest) -> PackageReport:
     findings = [
         # The hygiene rules warn in `check`; here they are errors, as the repository rules report them.
         *(finding for finding in check.findings if finding.rule not in REPOSITORY_RULE_IDS),
-        *repository_findings(scope, index, check.rules),
+        *_repository_findings(scope, on_disk, check),
         *scan.findings,
-        *_changed_while_packaging(scan.not_regular),
+        *_unread_files(scan),
     ]
     blocked = any(
         finding.severity is Severity.ERROR or (request.strict and finding.severity is Severity.WARNING)
@@ -114,7 +132,19 @@ def package_tree(request: PackageRequest) -> PackageReport:
     )
     written = None
     if not blocked and not request.dry_run:
-        written = write_archive(scope.root, sorted(files), index.dirs, paths, request.force)
+        try:
+            written = write_archive(scope.root, sorted(files), index.dirs, paths, request.force)
+        except UnreadableInput as exc:  # read a moment ago, and now not: a finding like any other
+            findings.append(
+                Finding(
+                    rule=UNREADABLE_RULE,
+                    severity=Severity.ERROR,
+                    path=exc.path,
+                    message=exc.message,
+                    fix=exc.fix,
+                )
+            )
+            blocked = True
     return PackageReport(
         check=check,
         findings=[printable_finding(finding) for finding in findings],
@@ -129,6 +159,83 @@ def package_tree(request: PackageRequest) -> PackageReport:
     )
 
 
+def _unchecked(scope: Scope, index: FileIndex, round_name: str | None, strict: bool) -> CheckReport:
+    """The report of a check that was not run: its round (named, or detected from the tree as it lies),
+    no findings, no verdicts. A link leads `check`'s walk out of the tree; the link's finding says so."""
+    detection = None
+    if round_name is None:
+        detection = detect_tree_round(TreeReader(scope.root, index), discover(scope))
+        round_name = detection.round
+    return CheckReport(
+        rules=load_round(round_name), detection=detection, findings=[], results=[], index=index, strict=strict
+    )
+
+
+def _repository_findings(scope: Scope, on_disk: TreeOnDisk, check: CheckReport) -> list[Finding]:
+    """The hygiene rules on the tree as it lies; a link out of it named with where it leads, and what the
+    walk found unreadable where `check` did not say so (it did not run, or walked otherwise)."""
+    outside = {link.path: link.finding(on_disk.leads_check_outside) for link in on_disk.outside}
+    findings = [
+        outside.get(finding.path, finding) if finding.rule == LINK_RULE else finding
+        for finding in repository_findings(scope, on_disk.index, check.rules)
+    ]
+    reported = {finding.path for finding in check.findings if finding.rule == UNREADABLE_RULE}
+    special = "replace it with a regular file, or remove it (a pipe, socket or device cannot be uploaded)"
+    too_many = "remove what the upload does not need (a copied virtual environment, a data set)"
+    # Where `check` ran and stopped its own walk, it said so (about the folder where it stopped).
+    check_stopped = not on_disk.leads_check_outside and bool(check.index.unwalked)
+    unreadable = {
+        **{path: (f"is {kind}, not a regular file", special) for path, kind in on_disk.index.special.items()},
+        **{
+            path: (message, too_many) for path, message in on_disk.index.unwalked.items() if not check_stopped
+        },
+        **on_disk.unlisted,
+    }
+    findings += [
+        Finding(rule=UNREADABLE_RULE, severity=Severity.ERROR, path=path, message=message, fix=fix)
+        for path, (message, fix) in sorted(unreadable.items())
+        if path not in reported
+    ]
+    return findings
+
+
+def _unread_files(scan: LeakScan) -> list[Finding]:
+    """Files the scan could not read, or was not to: each blocks the package, since none was scanned."""
+    findings = [
+        Finding(
+            rule=UNREADABLE_RULE,
+            severity=Severity.ERROR,
+            path=path,
+            message=f"became {kind} while it was being packaged",
+            fix="leave the tree alone while it is packaged; a pipe, socket or device cannot be uploaded",
+        )
+        for path, kind in sorted(scan.not_regular.items())
+    ]
+    findings += [
+        Finding(rule=UNREADABLE_RULE, severity=Severity.ERROR, path=path, message=message, fix=fix)
+        for path, (message, fix) in sorted(scan.unreadable.items())
+    ]
+    if scan.over_budget:
+        budget_gib = leaks.MAX_SCANNED_BYTES / (1 << 30)
+        findings.append(
+            Finding(
+                rule=UNREADABLE_RULE,
+                severity=Severity.ERROR,
+                path=scan.over_budget[0],
+                message=(
+                    f"was not scanned, nor were the {len(scan.over_budget) - 1} file(s) after it: the leak "
+                    f"scan reads at most {budget_gib:g} GiB of a tree, and had read {scan.scanned_bytes:,} "
+                    "bytes (a published submitter folder holds less than 0.5 GB)"
+                ),
+                fix=(
+                    "package the tree by parts (one submitter folder at a time), or leave out what the "
+                    "upload does not need"
+                ),
+            )
+        )
+    return findings
+
+
 def archive_name(request: PackageRequest) -> str:
     name = request.path.resolve().name if request.name is None else request.name
     if not ARCHIVE_NAME.fullmatch(name):
@@ -138,20 +245,6 @@ def archive_name(request: PackageRequest) -> str:
     return name
 
 
-def _changed_while_packaging(not_regular: dict[str, str]) -> list[Finding]:
-    """Files the walk found regular that are something else when the scan opens them."""
-    return [
-        Finding(
-            rule="STRUCT-UNREADABLE",
-            severity=Severity.ERROR,
-            path=path,
-            message=f"became {kind} while it was being packaged",
-            fix="leave the tree alone while it is packaged; a pipe, socket or device cannot be uploaded",
-        )
-        for path, kind in sorted(not_regular.items())
-    ]
-
-
 def _every_path(index: FileIndex) -> list[str]:
     return sorted({*index.files, *index.dirs, *index.symlinks, *index.root_files})
 
@@ -159,12 +252,7 @@ def _every_path(index: FileIndex) -> list[str]:
 def _refuse_output_inside(scope: Scope, out_dir: Path) -> None:
     """Writing into the tree would change what is being packaged (and package the archive next time)."""
     out = out_dir.resolve()
-    packaged = [scope.root / division for division in scope.divisions]
-    if scope.submitter is not None:
-        packaged = [top / scope.submitter for top in packaged]
-    elif len(scope.divisions) > 1:
-        packaged.append(scope.root)  # the whole tree, with the documents beside its divisions
-    for top in packaged:
+    for top in packaged_folders(scope):
         if out == top or top in out.parents:
             raise UsageProblem(
                 f"--out {out_dir} lies inside the tree being packaged; write the archive elsewhere"

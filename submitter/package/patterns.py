@@ -7,6 +7,7 @@ its needles: bytes that every match holds, which let the scan skip the lines tha
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,17 +35,81 @@ PLACEHOLDER_MARKERS = (
     "change_me",
     "redacted",
     "dummy",
+    "fake",
+    "replace",
+    "abc123",
     "secret_here",
     "token_here",
 )
+# Whole values that stand for a secret in examples (`ftp://username:password@ftp.example.com`).
+PLACEHOLDER_WORDS = frozenset(
+    {
+        "password",
+        "passwd",
+        "pass",
+        "secret",
+        "token",
+        "apikey",
+        "api_key",
+        "changeit",
+        "none",
+        "null",
+        "empty",
+    }
+)
+# What a value starts with when it is no secret but a reference to one or code around a label: a variable
+# (`$X`, `${X}`, `%(x)s`, `{{ x }}`), a placeholder (`<your-key>`), a list, a decorator or a comment, a CSS
+# selector (`.data-api`), an option or a piece of a word (`"decoded_token": "-covered"`), or punctuation
+# after a label in quotes (`"Password:"),$?e(…)`: the colon was inside the string).
+_NOT_A_VALUE_START = ("$", "<", "{", "%(", "[", "@", "#", ".", "-", "(", ")", ",", ";", "]", "}")
+# Names, not values: an environment variable's (`'aws_secret_access_key': 'AWS_SECRET_ACCESS_KEY'`), a
+# dotted attribute or code reading a value (`gen_ai.latency.time_to_first_token`, `os.environ[…]`),
+# a camel-case variable (`dataStoreTestQuery`).
+_ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_DOTTED_NAME = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+(?:$|\s*[(\[])")
+_CAMEL_CASE_NAME = re.compile(r"[a-z]+(?:[A-Z][a-z]+)+")
+# A path or an address (`token='/work/build/data/hub/…'`, `"o200k_base.tiktoken": "https://…"`); a password
+# inside an address is url-credentials' to find.
+_PATH_OR_ADDRESS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|~?\.{0,2}/[\w.-]*/")
 
 
-def not_a_placeholder(value: str) -> bool:
+# Credentials published for everyone to use, by the sha256 of their value (not repeated here): a tree that
+# quotes one reveals nothing. MLCommons' read-only key to its bucket of models and datasets
+# (`rclone config create mlc-inference s3 provider=Cloudflare … secret_access_key=…`) is in the reference
+# implementations' instructions and in the code of most published submitters.
+PUBLIC_CREDENTIALS: dict[str, str] = {
+    "acb898248cfad96023c60eb2a033e07d0a60191deb1279303138cd5f1ccaf98c": "MLCommons' public download key",
+}
+
+
+def is_secret_value(value: str) -> bool:
+    """Whether `value`, written where a secret goes, may be one: not a name, a placeholder, a path or code.
+
+    A secret is a value. The name of the variable that holds it, a reference to it (`${HF_TOKEN}`,
+    `os.environ["HF_TOKEN"]`), a placeholder (`<your-key>`, `REPLACE_WITH_TOKEN`, `********`) or a path is
+    what careful code writes instead, and must not be reported as a leak; nor a credential published for
+    everyone (PUBLIC_CREDENTIALS)."""
     lowered = value.lower()
+    return not (
+        value.startswith(_NOT_A_VALUE_START)
+        or len(set(value)) <= 2
+        or lowered in PLACEHOLDER_WORDS
+        or any(marker in lowered for marker in PLACEHOLDER_MARKERS)
+        or _ENVIRONMENT_NAME.fullmatch(value)
+        or _DOTTED_NAME.match(value)
+        or _CAMEL_CASE_NAME.fullmatch(value)
+        or _PATH_OR_ADDRESS.match(value)
+        or hashlib.sha256(value.encode()).hexdigest() in PUBLIC_CREDENTIALS
+    )
+
+
+def is_long_hex(value: str) -> bool:
+    """32 hexadecimal digits or more, in one case, letters and digits both: a key or a digest of one."""
     return (
-        not value.startswith(("$", "<", "{", "%(", "[", "@"))
-        and len(set(value)) > 2
-        and not any(marker in lowered for marker in PLACEHOLDER_MARKERS)
+        len(value) >= 32
+        and (value.islower() or value.isupper())
+        and all(c in "0123456789abcdefABCDEF" for c in value)
+        and any(c.isdigit() for c in value)
     )
 
 
@@ -140,7 +205,7 @@ TOKENS: tuple[LeakPattern, ...] = (
         "an AWS access key id",
         ("akia", "asia", "agpa", "aida", "aroa", "anpa"),
         _pattern(_key("A", "(?:KIA|SIA|GPA|IDA|ROA|NPA)[A-Z0-9]{16}", not_after="A-Z0-9") + "(?![A-Z0-9])"),
-        accept=not_a_placeholder,  # AWS's documentation key ends in EXAMPLE
+        accept=is_secret_value,  # AWS's documentation key ends in EXAMPLE
         # In capitals, as the regex wants them: a rare byte to look for, where "asia" is not.
         needles=tuple(
             Needle(prefix, raw=True) for prefix in (b"AKIA", b"ASIA", b"AGPA", b"AIDA", b"AROA", b"ANPA")
@@ -203,8 +268,9 @@ TOKENS: tuple[LeakPattern, ...] = (
 
 # `password = "…"`, `HF_TOKEN=…`, `"api_key": "…"`: a key ending in a word that names a secret, then a
 # value long enough to be one. Quoted values need 8 characters; bare ones 16 and a mix of letters and
-# digits, because bare words after `token=` are mostly variable names. A bare value followed by `(`,
-# `.` or `[` is code. (`max_tokens: 1024` does not match: the key must end in the word.)
+# digits (or 32 hex digits: `secret_access_key=9d4b…`), because bare words after `token=` are mostly
+# variable names. A bare value followed by `(`, `.` or `[` is code. Names, placeholders and paths are not
+# values (`is_secret_value`). (`max_tokens: 1024` does not match: the key must end in the word.)
 _SECRET_WORDS = (
     "password",
     "passwd",
@@ -226,7 +292,7 @@ SECRET_ASSIGNMENTS: tuple[LeakPattern, ...] = (
         "a password, key or token written into the file",
         _SECRET_HINTS,
         _pattern(rf"{_SECRET_KEY}[\"']?\s*[:=]\s*(?P<quote>[\"'])(?P<secret>[^\"'\s]{{8,}})(?P=quote)"),
-        accept=not_a_placeholder,
+        accept=is_secret_value,
         needles=_SECRET_NEEDLES,
     ),
     LeakPattern(
@@ -234,7 +300,9 @@ SECRET_ASSIGNMENTS: tuple[LeakPattern, ...] = (
         "a password, key or token written into the file",
         _SECRET_HINTS,
         _pattern(rf"{_SECRET_KEY}\s*[:=]\s*(?P<secret>[A-Za-z0-9_+/=-]{{16,}})(?![\w(.\[])"),
-        accept=lambda value: not_a_placeholder(value) and mixes_letters_and_digits(value),
+        accept=lambda value: (
+            is_secret_value(value) and (mixes_letters_and_digits(value) or is_long_hex(value))
+        ),
         needles=_SECRET_NEEDLES,
     ),
     LeakPattern(
@@ -242,7 +310,7 @@ SECRET_ASSIGNMENTS: tuple[LeakPattern, ...] = (
         "a password inside an address (a user and a password before the @ of a URL)",
         ("://",),
         _pattern(r"\b[a-z][a-z0-9+.-]*://[^/\s:@\"']+:(?P<secret>[^/\s@\"']+)@"),
-        accept=not_a_placeholder,
+        accept=is_secret_value,
         # Bytes \s is ASCII spaces alone: these classes allow all the regex's do, and more.
         needles=(Needle(b"://", rb"[^/\s:@\"']+:[^/\s@\"']+@"),),
     ),
@@ -254,11 +322,13 @@ IPV4 = _pattern(r"(?<![\w.])(?P<address>\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})(?!\.
 # An address is reported only if `ipaddress` parses it, which takes ASCII digits alone.
 IPV4_NEEDLES = (Needle(b".", rb"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]"),)
 # Four dotted numbers right after these words are versions (`TensorRT 10.2.0.19`, `driver_version: …`);
-# a word only counts whole or after `_` (four dotted numbers after `server` are an address).
+# a word only counts whole or after `_` (four dotted numbers after `server` are an address). So are four
+# dotted numbers joined to a name by a dash, as in a wheel's file name (`nvidia_cudnn_cu12-9.1.0.70-py3`).
 VERSION_CONTEXT = _pattern(
     r"(?<![A-Za-z])(?i:version|ver|release|rel|build|driver|firmware|fw|bios|kernel|cuda|cudnn|cublas|tensorrt|trt|nccl"
     r"|rocm|torch|pytorch|vllm|python|ofed|doca|mlnx|package|pkg)[\s\"':=_/-]{0,4}$"
     r"|(?:==|>=|<=|~=|!=)\s*$"
+    r"|\w-$"
 )
 # Colons and hex digits with at least two colons; `leaks.py` keeps what parses as an IPv6 address.
 IPV6 = _pattern(r"(?<![\w:.])(?P<address>[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7})(?![\w:])")
