@@ -2,15 +2,18 @@
 
     nice -n 15 python bench/fuzz.py [--seed 1] [--cases 200] [--trees PATH|mini:NAME ...]
         [--commands check,report,package[,package-write]] [--timeout 30] [--jobs 2] [--json [FILE]]
-        [--first N] [--case N] [--keep] [--workdir DIR]
+        [--first N] [--case N] [--keep] [--workdir DIR] [--user UID]
 
 Each case copies one tree (a submitter folder such as closed/RedHat, whose links leading out of it are
 copied beside it; or a tree built by tests/minitree.py: `mini:v6.1-llm`, `mini:v5.1-edge-vision`,
-`mini:v6.0-open-whisper`, these three when --trees is not given), applies 1 to 3 random mutations from
-`bench/fuzz_mutations.py`, then runs each command as a user would, in a fresh process with a time limit
-(report and package write outside the tree). An outcome is ok (exit 0, 1 or 2 without "internal error"
-or a traceback on stderr), a crash (an internal error, a traceback, another exit code or a signal) or a
-hang (the time limit: the process gets SIGABRT, and PYTHONFAULTHANDLER's dump on stderr says where it was).
+`mini:v6.0-open-whisper`, `mini:v6.1-power` (a power result, with its nameplate YAML), these four when
+--trees is not given), applies 1 to 3 random mutations from `bench/fuzz_mutations.py`, then runs each
+command as a user would, in a fresh process with a time limit (report and package write outside the tree;
+check writes its summary.csv there too). An outcome is ok (exit 0, 1 or 2 without "internal error" or a
+traceback on stderr, and what it wrote parses: summary.csv as RFC 4180 CSV with its header's 31 fields in
+every row, the review as UTF-8), a crash (an internal error, a traceback, another exit code or a signal),
+malformed (ok but for what it wrote) or a hang (the time limit: the process gets SIGABRT, and
+PYTHONFAULTHANDLER's dump on stderr says where it was).
 
 The report counts outcomes (and exit codes) per command and lists each distinct failure once: the
 command with the exception type and first line of its message, or the module of submitter a hang was
@@ -21,14 +24,18 @@ with SUBMITTER_DEBUG=1 to name the line that raised. Cases are seeded from --see
 so a run is the same whatever --jobs, `--first N` runs cases N, N+1, … (a long campaign in slices whose
 counts add up), and `--case N` runs one case again (--keep leaves its copy in
 --workdir). --json prints the summary as JSON instead of the text, --json FILE writes it beside the
-text. Exit 1 when anything failed.
+text. Root passes every permission check, so a mode of 000 (chmod_000, chmod_000_folder) stops only another
+user: `--user 65534` runs the commands as that user (through util-linux's setpriv; the fuzzer itself stays
+root, which mutates and cleans up). Exit 1 when anything failed.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import importlib.util
+import io
 import json
 import os
 import random
@@ -67,10 +74,21 @@ MINITREES: dict[str, tuple[str, list[tuple[str, str, str]], dict[str, str]]] = {
         [("sys", "whisper", "Offline")],
         {"division": "open", "submitter": "OpenOrg"},
     ),
+    "v6.1-power": (
+        "v6.1",
+        [("Sys", "resnet", scenario) for scenario in ("SingleStream", "MultiStream", "Offline")],
+        {"system_type": "edge"},
+    ),
 }
+# Minitrees whose result (benchmark folder, scenario) is made a power result: v6.1 reads the system's
+# nameplate YAML for it.
+POWER_RESULTS = {"v6.1-power": ("resnet", "Offline")}
+SUMMARY_CSV = "summary.csv"  # what check writes into the case's scratch folder
+REVIEW_FILES = ("review.md", "review.html")  # what report writes into the scratch folder's review/
 INTERNAL_ERROR = re.compile(r"internal error: ([\w.]+): (.*?)(?:\. This is a bug in submitter|\Z)", re.S)
 FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+),? in (\S+)', re.M)
 GRACE = 5  # seconds a hung process has to write its stack after SIGABRT
+KINDS = ("ok", "crash", "malformed", "hang")
 
 
 def _package_folder() -> str:
@@ -103,12 +121,13 @@ class Settings:
     keep: bool = False
     only_case: int | None = None
     first: int = 0  # the number of the first case: slices of one seed add up to one campaign
+    user: int | None = None  # run the commands as this user id (--user), not as the fuzzer's
 
 
 @dataclass
 class Outcome:
     command: str
-    kind: str  # ok, crash or hang
+    kind: str  # ok, crash, malformed (what it wrote does not parse) or hang
     code: int | None
     signature: str  # what groups failures: "" when ok
     seconds: float
@@ -157,6 +176,10 @@ class Summary:
     def hangs(self) -> int:
         return sum(counts["hang"] for counts in self.counts.values())
 
+    @property
+    def malformed(self) -> int:
+        return sum(counts["malformed"] for counts in self.counts.values())
+
 
 # --- trees --------------------------------------------------------------------------------------------
 
@@ -182,6 +205,11 @@ def build_minitree(name: str, root: Path) -> Tree:
 
     round_name, results, options = MINITREES[name]
     built = minitree.build_tree(root, round_name, results, **options)
+    if name in POWER_RESULTS:
+        from test_check_rules import power_session  # a coherent PTD session around the result's run
+
+        result = built.result(*POWER_RESULTS[name])
+        minitree.add_power(built, result, power_session(result))
     return Tree(f"mini:{name}", root, f"{built.division}/{built.submitter}")
 
 
@@ -231,7 +259,7 @@ def remove(path: Path) -> None:
 
 def command_line(command: str, folder: Path, scratch: Path) -> list[str]:
     args = {
-        "check": ["check", folder],
+        "check": ["check", folder, "--csv", scratch / SUMMARY_CSV],
         "report": ["report", folder, "--out", scratch / "review"],
         "package": ["package", folder, "--dry-run", "--out", scratch / "dist"],
         "package-write": ["package", folder, "--force", "--out", scratch / "dist"],
@@ -245,8 +273,16 @@ def shown(command: str, copy: str) -> str:
     return "submitter " + " ".join(args)
 
 
-def execute(argv: list[str], cwd: Path, timeout: float, debug: bool = False) -> tuple[int | None, str, float]:
-    """Run argv in its own session: (exit code or None on timeout, stderr, seconds)."""
+def as_user(user: int | None) -> list[str]:
+    """The prefix that runs a command as `user` (None: as the fuzzer runs)."""
+    return [] if user is None else ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"]
+
+
+def execute(
+    argv: list[str], cwd: Path, timeout: float, debug: bool = False, user: int | None = None
+) -> tuple[int | None, str, float]:
+    """Run argv in its own session, as `user`: (exit code or None on timeout, stderr, seconds)."""
+    argv = [*as_user(user), *argv]  # setpriv execs the command: the same process, the same group
     env = {**os.environ, "PYTHONFAULTHANDLER": "1", "NO_COLOR": "1"}
     env.pop("SUBMITTER_DEBUG", None)
     if debug:
@@ -346,10 +382,55 @@ def _frame(frame: tuple[str, str, str]) -> str:
     return f"{short}:{line} in {name}"
 
 
-def run_command(command: str, folder: Path, scratch: Path, timeout: float) -> Outcome:
+def run_command(
+    command: str, folder: Path, scratch: Path, timeout: float, user: int | None = None
+) -> Outcome:
     argv = command_line(command, folder, scratch)
-    code, stderr, seconds = execute(argv, scratch, timeout)
-    return classify(command, code, stderr, scratch, seconds)
+    code, stderr, seconds = execute(argv, scratch, timeout, user=user)
+    return judged(command, code, stderr, scratch, seconds)
+
+
+def judged(command: str, code: int | None, stderr: str, scratch: Path, seconds: float) -> Outcome:
+    """The outcome of a run: how it ended (`classify`), then, where it ended well, what it wrote."""
+    outcome = classify(command, code, stderr, scratch, seconds)
+    if outcome.kind == "ok" and (problem := output_problem(command, code, scratch)) is not None:
+        return Outcome(command, "malformed", code, problem, seconds)
+    return outcome
+
+
+def output_problem(command: str, code: int | None, scratch: Path) -> str | None:
+    """Why what a command wrote does not parse (None when it does): check's summary.csv must be CSV of the
+    official columns (checked whenever check ended 0 or 1), report's documents UTF-8 (once it ended 0)."""
+    if command == "check" and code in (0, 1):
+        return csv_problem(scratch / SUMMARY_CSV)
+    if command == "report" and code == 0:
+        return next(filter(None, (utf8_problem(scratch / "review" / name) for name in REVIEW_FILES)), None)
+    return None
+
+
+def csv_problem(path: Path) -> str | None:
+    """Why a summary.csv is not RFC 4180 CSV with as many fields in every row as its header names."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+        rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+    except FileNotFoundError:
+        return "summary.csv not written"
+    except (UnicodeDecodeError, csv.Error) as exc:
+        return f"summary.csv does not parse: {type(exc).__name__}: {_first_line(str(exc))}"
+    widths = sorted({len(row) for row in rows})
+    if not rows or widths != [len(rows[0])]:
+        return f"summary.csv rows of {widths} fields, the header {len(rows[0]) if rows else 0}"
+    return None
+
+
+def utf8_problem(path: Path) -> str | None:
+    try:
+        path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return f"{path.name} not written"
+    except UnicodeDecodeError as exc:
+        return f"{path.name} is not UTF-8: {_first_line(str(exc))}"
+    return None
 
 
 # --- cases --------------------------------------------------------------------------------------------
@@ -363,6 +444,9 @@ def fresh_copy(tree: Tree, settings: Settings, label: str) -> tuple[Path, Path]:
     """A scratch folder with a copy of the tree: (scratch, the copy's submitter folder)."""
     scratch = Path(tempfile.mkdtemp(prefix=f"{label}-", dir=settings.workdir))
     shutil.copytree(tree.root, scratch / "tree", symlinks=True)
+    if settings.user is not None:  # the commands read the copy and write their outputs beside it
+        os.chown(scratch, settings.user, settings.user)
+        os.chmod(scratch / "tree", 0o755)
     return scratch, scratch / "tree" / tree.submitter
 
 
@@ -377,7 +461,8 @@ def run_case(index: int, settings: Settings) -> Case:
             if (done := mutations.draw(folder, rng)) is not None:
                 case.mutations.append(done)
         case.outcomes = [
-            run_command(command, folder, scratch, settings.timeout) for command in settings.commands
+            run_command(command, folder, scratch, settings.timeout, settings.user)
+            for command in settings.commands
         ]
     except Exception as error:  # a mutation's own bug: named in the report, the other cases go on
         case.error = f"{type(error).__name__}: {error}"
@@ -396,9 +481,9 @@ def replay_case(
         if not all(mutations.replay(folder, one) for one in applied):
             return None
         code, stderr, seconds = execute(
-            command_line(command, folder, scratch), scratch, settings.timeout, debug
+            command_line(command, folder, scratch), scratch, settings.timeout, debug, settings.user
         )
-        outcome = classify(command, code, stderr, scratch, seconds)
+        outcome = judged(command, code, stderr, scratch, seconds)
         if debug and not outcome.where:
             outcome.where = innermost(stderr.replace(str(scratch), "<copy>"))
         return outcome
@@ -475,7 +560,7 @@ def fuzz(settings: Settings, progress: Callable[[str], None] | None = None) -> S
 def _tally(
     cases: Sequence[Case], commands: Sequence[str]
 ) -> tuple[dict[str, Counter[str]], dict[str, Counter[str]], Counter[str]]:
-    counts = {command: Counter({"ok": 0, "crash": 0, "hang": 0}) for command in commands}
+    counts = {command: Counter(dict.fromkeys(KINDS, 0)) for command in commands}
     codes: dict[str, Counter[str]] = {command: Counter() for command in commands}
     applied = Counter(one.name for case in cases for one in case.mutations)
     for case in cases:
@@ -493,15 +578,16 @@ def render_text(summary: Summary) -> str:
     lines = [
         f"fuzz: seed {settings.seed}, {len(summary.cases)} case(s){_numbered(summary)} "
         f"over {len(settings.trees)} tree(s), "
-        f"commands {', '.join(settings.commands) or 'none'}, time limit {settings.timeout:g} s, "
-        f"{settings.jobs} job(s), {summary.seconds:.1f} s",
-        f"{'command':<14} {'runs':>5} {'ok':>5} {'crash':>6} {'hang':>5}  exit codes",
+        f"commands {', '.join(settings.commands) or 'none'}{_as_user_text(settings)}, "
+        f"time limit {settings.timeout:g} s, {settings.jobs} job(s), {summary.seconds:.1f} s",
+        f"{'command':<14} {'runs':>5} {'ok':>5} {'crash':>6} {'malformed':>9} {'hang':>5}  exit codes",
     ]
     for command, counts in summary.counts.items():
         codes = ", ".join(f"{code}: {n}" for code, n in sorted(summary.exit_codes[command].items()))
         runs = sum(counts.values())
         lines.append(
-            f"{command:<14} {runs:>5} {counts['ok']:>5} {counts['crash']:>6} {counts['hang']:>5}  {codes}"
+            f"{command:<14} {runs:>5} {counts['ok']:>5} {counts['crash']:>6} {counts['malformed']:>9} "
+            f"{counts['hang']:>5}  {codes}"
         )
     lines.extend(_slowest_line(summary))
     applied = ", ".join(f"{name} {n}" for name, n in sorted(summary.applied.items()))
@@ -518,6 +604,10 @@ def render_text(summary: Summary) -> str:
     for number, failure in enumerate(summary.failures, 1):
         lines.extend(_failure_lines(number, failure, settings))
     return "\n".join(lines)
+
+
+def _as_user_text(settings: Settings) -> str:
+    return f" as user {settings.user}" if settings.user is not None else ""
 
 
 def _numbered(summary: Summary) -> str:
@@ -551,7 +641,7 @@ def _case_lines(case: Case) -> str:
 
 def _failure_lines(number: int, failure: Failure, settings: Settings) -> list[str]:
     shown_cases = ", ".join(map(str, failure.cases[:12])) + (" ..." if len(failure.cases) > 12 else "")
-    what = failure.signature if failure.kind == "hang" else f"crash {failure.signature}"
+    what = failure.signature if failure.kind == "hang" else f"{failure.kind} {failure.signature}"
     lines = [
         f"[{number}] {failure.command}: {what} ({len(failure.cases)} case(s): {shown_cases})",
         f"    tree: {failure.tree}",
@@ -567,9 +657,13 @@ def _failure_lines(number: int, failure: Failure, settings: Settings) -> list[st
     trees = " ".join(tree.name for tree in settings.trees)
     lines.append(
         f"    again: python bench/fuzz.py --seed {settings.seed} --case {failure.cases[0]} --trees {trees} "
-        f"--commands {failure.command} --keep"
+        f"--commands {failure.command} --keep{_user_option(settings)}"
     )
     return lines
+
+
+def _user_option(settings: Settings) -> str:
+    return f" --user {settings.user}" if settings.user is not None else ""
 
 
 def _replayed(failure: Failure) -> str:
@@ -592,11 +686,13 @@ def render_json(summary: Summary) -> dict[str, Any]:
         "commands": list(settings.commands),
         "timeout_s": settings.timeout,
         "jobs": settings.jobs,
+        "user": settings.user,
         "seconds": round(summary.seconds, 1),
         "counts": {command: dict(counts) for command, counts in summary.counts.items()},
         "exit_codes": {command: dict(codes) for command, codes in summary.exit_codes.items()},
         "mutations_applied": dict(sorted(summary.applied.items())),
         "crashes": summary.crashes,
+        "malformed": summary.malformed,
         "hangs": summary.hangs,
         "fuzzer_errors": {str(case.index): case.error for case in summary.cases if case.error},
         "failures": [
@@ -633,7 +729,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--case", type=int, help="run only case N of this seed (see a failure's 'again')")
     parser.add_argument("--keep", action="store_true", help="keep the mutated copies and --workdir")
     parser.add_argument("--workdir", type=Path, help="scratch folder (default: a new temporary folder)")
+    parser.add_argument(
+        "--user", type=int, metavar="UID", help="run the commands as this user id (as root: 65534, nobody)"
+    )
     args = parser.parse_args(argv)
+    if args.user is not None and (os.geteuid() != 0 or shutil.which("setpriv") is None):
+        parser.error("--user needs root (to change to that user, and back) and util-linux's setpriv")
     commands = tuple(name for name in args.commands.split(",") if name)
     unknown = sorted(set(commands) - set(COMMANDS))
     if unknown:
@@ -646,6 +747,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="submitter-fuzz-"))
     workdir.mkdir(parents=True, exist_ok=True)
+    if args.user is not None:
+        os.chmod(workdir, 0o755)  # mkdtemp's folder is private: the user enters it to reach the copies
     try:
         settings = Settings(
             seed=args.seed,
@@ -658,6 +761,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             keep=args.keep,
             only_case=args.case,
             first=args.first,
+            user=args.user,
         )
         summary = fuzz(settings, progress=lambda line: print(line, file=sys.stderr, flush=True))
     finally:

@@ -42,6 +42,7 @@ SENTINEL_JSON = json.dumps(SENTINEL)
 DEEP_LOG_LIST = 20_000  # the nesting of an MLLOG value (RecursionError in the JSON decoder)
 DEEP_JSON = 50_000  # the nesting of a measurements JSON
 HUGE_DIGITS = 5_000  # over Python's 4300-digit limit of int(str)
+DOUBLE_DIGITS = 309  # an integer this long, led by 2 to 9, is past the largest double (about 1.8e308)
 HUGE_LINE = 20 * 1024 * 1024
 SPARSE_SIZE = 64 * 1024**3
 PATH_MAX = 4096
@@ -241,6 +242,15 @@ def _replace(path: Path, data: bytes) -> None:
     os.chmod(path, mode)
 
 
+def _write_new(path: Path, data: bytes) -> None:
+    """Write a file, replacing whatever has its name (a link is replaced, never written through)."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif os.path.lexists(path):
+        _remove_folder(path)
+    path.write_bytes(data)
+
+
 def _lines(path: Path) -> list[bytes]:
     return path.read_bytes().split(b"\n")
 
@@ -402,6 +412,136 @@ def fifo_log(path: Path, rng: random.Random) -> str:
     path.unlink()
     os.mkfifo(path)
     return "replaced by a FIFO"
+
+
+# --- the failures a second round found ----------------------------------------------------------------
+
+
+def _past_a_double(rng: random.Random) -> str:
+    """An integer past the largest double (about 1.8e308): float() of it raises OverflowError."""
+    digits = rng.randint(DOUBLE_DIGITS, DOUBLE_DIGITS + 100)
+    text = str(rng.randint(2, 9)) + "".join(rng.choices("0123456789", k=digits - 1))
+    return f"-{text}" if rng.random() < 0.2 else text
+
+
+def _numeric_records(lines: list[bytes]) -> list[tuple[int, dict[str, Any]]]:
+    """The records holding a number (what readers take as one), else every record."""
+    records = _mllog_records(lines)
+    numbers = [
+        (index, record)
+        for index, record in records
+        if isinstance(record.get("value"), int | float) and not isinstance(record.get("value"), bool)
+    ]
+    return numbers or records
+
+
+@mutation(
+    "mllog_past_double", Target.MLLOG, "a numeric MLLOG value becomes an integer past a double (309+ digits)"
+)
+def mllog_past_double(path: Path, rng: random.Random) -> str:
+    lines = _lines(path)
+    index, record = rng.choice(_numeric_records(lines))  # a target holds at least one record
+    raw = _past_a_double(rng)
+    record["value"] = SENTINEL
+    lines[index] = (MLLOG + json.dumps(record).replace(SENTINEL_JSON, raw, 1)).encode()
+    _replace(path, b"\n".join(lines))
+    digits = len(raw.lstrip("-"))
+    return f"the value of {record.get('key')!r} (line {index + 1}) := an integer of {digits} digits"
+
+
+@mutation(
+    "mllog_duplicate_past_double",
+    Target.MLLOG,
+    "a numeric MLLOG record is repeated, before or after it, holding an integer past a double",
+)
+def mllog_duplicate_past_double(path: Path, rng: random.Random) -> str:
+    lines = _lines(path)
+    index, record = rng.choice(_numeric_records(lines))
+    raw = _past_a_double(rng)
+    record["value"] = SENTINEL
+    before = rng.random() < 0.5
+    lines.insert(
+        index if before else index + 1, (MLLOG + json.dumps(record).replace(SENTINEL_JSON, raw, 1)).encode()
+    )
+    _replace(path, b"\n".join(lines))
+    where, digits = "before" if before else "after", len(raw.lstrip("-"))
+    return f"{record.get('key')!r} repeated {where} line {index + 1} := an integer of {digits} digits"
+
+
+def _nameplate(system_json: Path) -> Path:
+    """The power nameplate YAML of a system (v6.1: systems/<system>_power.yaml, beside its JSON)."""
+    return system_json.with_name(f"{system_json.stem}_power.yaml")
+
+
+SELF_REFERENCES = (
+    "Server:\n  PSUs: &psus [*psus]\n  Min PSUs Needed: 1\n",
+    "Server: &server\n  PSUs: []\n  Min PSUs Needed: 1\n  Spare: *server\n",
+    "&all [*all]\n",
+    "Server:\n  PSUs:\n    - &psu {PowerCapacityWatts: 2000, Twin: *psu}\n  Min PSUs Needed: 1\n",
+)
+
+
+@mutation(
+    "nameplate_self_reference",
+    Target.SYSTEM,
+    "the system's power nameplate YAML holds a list or map made to contain itself (&a [*a])",
+)
+def nameplate_self_reference(path: Path, rng: random.Random) -> str:
+    text = rng.choice(SELF_REFERENCES)
+    _write_new(_nameplate(path), text.encode())
+    return f"{_nameplate(path).name} := {text.splitlines()[0].strip()!r} ..."
+
+
+@mutation(
+    "nameplate_alias_bomb",
+    Target.SYSTEM,
+    "the system's power nameplate YAML is an alias bomb: 8 to 12 levels of 10 aliases (billion laughs)",
+)
+def nameplate_alias_bomb(path: Path, rng: random.Random) -> str:
+    levels, width = rng.randint(8, 12), 10
+    lines = [f"l0: &l0 [{', '.join(['lol'] * width)}]"]
+    lines += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * width)}]" for n in range(1, levels)]
+    psus = f"*l{levels - 1}" if rng.random() < 0.5 else "[{PowerCapacityWatts: 2000}]"
+    lines += ["Server:", f"  PSUs: {psus}", "  Min PSUs Needed: 1", ""]
+    _write_new(_nameplate(path), "\n".join(lines).encode())
+    return f"{_nameplate(path).name} := {levels} levels of {width} aliases ({width}**{levels} values)"
+
+
+@mutation("chmod_000_folder", Target.DIR, "a folder gets mode 000: it cannot be listed (not as root)")
+def chmod_000_folder(path: Path, rng: random.Random) -> str:
+    os.chmod(path, 0)
+    return "chmod 000"
+
+
+# Characters that end or split a CSV field unless it is quoted and its quotes doubled, and a lone surrogate
+# (a JSON escape: no UTF-8 writer takes it).
+CSV_SIGNIFICANT = ('a "quoted" name', 'vLLM, "patched"', '"', "two\nlines", "a\r\nb", "\ud800", "x\udcff,y")
+DESCRIPTION_TEXT_KEYS = (
+    "system_name",
+    "framework",
+    "operating_system",
+    "host_processor_model_name",
+    "accelerator_model_name",
+    "hw_notes",
+    "sw_notes",
+)
+
+
+@mutation(
+    "system_csv_text",
+    Target.SYSTEM,
+    "a text field of the system description gets a double quote, a comma and quote, a line break or a lone "
+    "surrogate",
+)
+def system_csv_text(path: Path, rng: random.Random) -> str:
+    data = _load_json(path)
+    data = data if isinstance(data, dict) else {}
+    key = rng.choice(DESCRIPTION_TEXT_KEYS)
+    text = rng.choice(CSV_SIGNIFICANT)
+    old = data.get(key)
+    data[key] = f"{old}{text}" if isinstance(old, str) and rng.random() < 0.5 else text
+    _replace(path, json.dumps(data, indent=2).encode())  # ensure_ascii: a surrogate as its \\u escape
+    return f"{key} := {data[key]!r}"
 
 
 # --- hostile files the tools already handle -----------------------------------------------------------

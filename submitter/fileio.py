@@ -9,6 +9,7 @@ same file removes it once the process that made it is gone (the pid in its name 
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import re
@@ -78,6 +79,80 @@ def json_error_fix(exc: ValueError | RecursionError) -> str:
     if isinstance(exc, RecursionError | NestedTooDeeply):
         return f"write it with at most {MAX_JSON_DEPTH} levels of nesting, as the tool that made it does"
     return "write the number with fewer digits (no count or measurement needs thousands)"
+
+
+# YAML's anchors (&name) and aliases (*name) let a few lines stand for a value that holds itself (a list
+# inside itself: whatever walks it recurses without end) or for billions of values (ten levels of ten
+# aliases, "billion laughs": a walk of it never ends). No YAML file of a tree needs either; a nameplate or
+# an endpoints configuration repeats a few values at most. Aliases are refused where they lie inside their
+# own anchor, and once what they repeat adds up to more than this many values.
+MAX_YAML_ALIAS_VALUES = 10_000
+YAML_ALIAS_FIX = "write each value in full, without anchors and aliases (&name, *name)"
+
+
+class YamlAliasError(ValueError):
+    """YAML whose aliases make a value that holds itself, or repeat more than MAX_YAML_ALIAS_VALUES values."""
+
+
+def load_yaml_text(text: str) -> Any:
+    """yaml.safe_load, bounded: raises YamlAliasError, yaml.YAMLError (syntax), ValueError (PyYAML's int()
+    of a number past 4300 digits, a 13th month) or RecursionError (nesting deeper than Python follows)."""
+    loader = _bounded_loader()(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+@functools.cache
+def _bounded_loader() -> type[Any]:
+    """PyYAML's SafeLoader, refusing aliases as above. Made on first use: importing PyYAML costs start-up
+    time that trees without YAML files never need."""
+    import yaml
+
+    class BoundedLoader(yaml.SafeLoader):
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self.open_anchors: list[str | None] = []  # of the nodes being composed, outermost first
+            self.values: dict[int, int] = {}  # id(node) -> the values it stands for, aliases expanded
+            self.repeated = 0  # the values repeated by the aliases read so far
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent):
+                return self.alias(event, parent, index)
+            self.open_anchors.append(event.anchor)
+            try:
+                node = super().compose_node(parent, index)
+            finally:
+                self.open_anchors.pop()
+            self.values[id(node)] = 1 + sum(self.values.get(id(child), 1) for child in _children(node))
+            return node
+
+        def alias(self, event: Any, parent: Any, index: Any) -> Any:
+            where = f"*{event.anchor} on line {event.start_mark.line + 1}"
+            if event.anchor in self.open_anchors:
+                raise YamlAliasError(
+                    f"the alias {where} lies inside its own anchor &{event.anchor}: a list or map that "
+                    "holds itself"
+                )
+            node = super().compose_node(parent, index)
+            self.repeated += self.values.get(id(node), 1)
+            if self.repeated > MAX_YAML_ALIAS_VALUES:
+                raise YamlAliasError(
+                    f"its aliases repeat more than {MAX_YAML_ALIAS_VALUES:,} values (the last read: "
+                    f"{where}), an alias bomb: a few lines standing for a vast document"
+                )
+            return node
+
+    def _children(node: Any) -> list[Any]:
+        if isinstance(node, yaml.SequenceNode):
+            return list(node.value)
+        if isinstance(node, yaml.MappingNode):
+            return [part for pair in node.value for part in pair]
+        return []
+
+    return BoundedLoader
 
 
 def read_json(path: Path) -> Any:

@@ -55,9 +55,18 @@ REQUIRED = {
     "invalid_utf8",
     "crlf",
     "bom",
+    # The second round: numbers past a double, YAML aliases, an unreadable folder, text that breaks CSV.
+    "mllog_past_double",
+    "mllog_duplicate_past_double",
+    "nameplate_self_reference",
+    "nameplate_alias_bomb",
+    "chmod_000_folder",
+    "system_csv_text",
 }
-# The CI slice: a fixed seed, the three minitrees, check, report and package --dry-run.
-SLICE_SEED = 13  # its 30 cases apply 34 kinds of mutation, among them all 8 of the known failures
+# The CI slice: a fixed seed, the four minitrees, check, report and package --dry-run.
+# Seed 528: its 30 cases apply 36 kinds of mutation, among them all 14 of the known failures (both
+# nameplate YAML mutations on the power minitree, which reads its nameplate).
+SLICE_SEED = 528
 SLICE_CASES = 30
 SLICE_TIMEOUT = 20.0
 
@@ -186,12 +195,45 @@ def test_outcomes_are_classified(code: int | None, stderr: str, kind: str, signa
     assert (outcome.kind, outcome.signature) == (kind, signature)
 
 
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('a,b\n"1","2"\n', None),
+        ('a,b\n"1","two\nlines, ""quoted"""\n', None),
+        ('a,b\n"1","a "quoted" word"\n', "summary.csv does not parse: Error"),
+        ('a,b\n"1"\n', "summary.csv rows of [1, 2] fields, the header 2"),
+    ],
+)
+def test_summary_csv_is_judged_by_what_a_csv_reader_makes_of_it(
+    text: str, problem: str | None, tmp_path: Path
+):
+    (tmp_path / fuzz.SUMMARY_CSV).write_bytes(text.encode())
+    found = fuzz.output_problem("check", 1, tmp_path)
+    assert found == problem if problem is None else found is not None and found.startswith(problem)
+
+
+def test_what_a_command_did_not_write_is_malformed_only_where_it_should_have(tmp_path: Path):
+    assert fuzz.output_problem("check", 0, tmp_path) == "summary.csv not written"
+    assert fuzz.output_problem("check", 2, tmp_path) is None  # a usage error writes nothing
+    assert fuzz.output_problem("report", 0, tmp_path) == "review.md not written"
+
+
+def test_the_power_minitree_gets_its_nameplate_and_an_alias_bomb_in_it_is_no_hang(tmp_path: Path):
+    tree = fuzz.build_minitree("v6.1-power", tmp_path / "tree")
+    systems = tree.root / tree.submitter / "systems"
+    assert (systems / "Sys_power.yaml").is_file()
+    CATALOGUE["nameplate_alias_bomb"].apply(systems / "Sys.json", random.Random(0))
+    outcome = fuzz.run_command("check", tree.root / tree.submitter, tmp_path, SLICE_TIMEOUT)
+    assert (outcome.kind, outcome.code) == ("ok", 1), outcome
+
+
 @pytest.mark.slow
 def test_fuzz_slice_finds_no_crash_and_no_hang(tmp_path: Path):
-    """30 seeded cases on the minitrees, all three commands: any crash or hang is listed with its recipe."""
+    """30 seeded cases on the minitrees, all three commands: any crash, malformed output or hang is listed
+    with its recipe."""
     settings = _settings(tmp_path, fuzz.prepare_trees([], tmp_path))
     summary = fuzz.fuzz(settings)
     assert len(summary.cases) == SLICE_CASES
     assert not [case.error for case in summary.cases if case.error], "a mutation raised"
     assert all(len(case.outcomes) == len(settings.commands) for case in summary.cases)
-    assert summary.crashes == 0 and summary.hangs == 0, "\n" + fuzz.render_text(summary)
+    assert summary.crashes == summary.malformed == summary.hangs == 0, "\n" + fuzz.render_text(summary)

@@ -32,6 +32,7 @@ from submitter.check.load import (
 from submitter.check.rules.system import system_findings
 from submitter.check.summary import ResultRow, summarise
 from submitter.check.tree import discover, locate
+from submitter.fileio import YAML_ALIAS_FIX, YamlAliasError, load_yaml_text
 from submitter.rounds.models import RoundRules
 from submitter.rounds.registry import load_round
 from submitter.rule_registry import Finding, Severity
@@ -98,7 +99,7 @@ def check_tree(
             rules=rules,
             index=index,
             system=_data(systems.get(files.entry.system_key)),
-            nameplate=_data(nameplates.get(files.entry.system_key), kind=object),
+            nameplate_file=nameplates.get(files.entry.system_key),
         )
         for files in loaded
     ]
@@ -132,8 +133,8 @@ def _mapping(loaded: JsonFile | None) -> dict[str, str]:
     return data if isinstance(data, dict) else {}
 
 
-def _data(loaded: JsonFile | None, kind: type = dict) -> Any:
-    return loaded.data if loaded is not None and isinstance(loaded.data, kind) else None
+def _data(loaded: JsonFile | None) -> Any:
+    return loaded.data if loaded is not None and isinstance(loaded.data, dict) else None
 
 
 def _nameplates(
@@ -156,7 +157,9 @@ def _yaml(path: str, text: str) -> JsonFile:
     import yaml  # only power results of v6.1 need it
 
     try:
-        return JsonFile(path, yaml.safe_load(text))
+        return JsonFile(path, load_yaml_text(text))
+    except YamlAliasError as exc:  # what it stands for holds itself, or is vast: no walk of it would end
+        return JsonFile(path, problem=f"cannot be read: {exc}", fix=YAML_ALIAS_FIX)
     except yaml.YAMLError as exc:
         return JsonFile(
             path, problem=f"is not valid YAML ({type(exc).__name__})", fix="correct the YAML syntax"

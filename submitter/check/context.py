@@ -41,7 +41,12 @@ class ResultContext(Struct, frozen=True, dict=True):
     rules: RoundRules
     index: FileIndex
     system: Mapping[str, Any] | None  # the parsed system description, if it is a readable object
-    nameplate: Any = None  # the system's parsed <system>_power.yaml (v6.1), if any
+    nameplate_file: JsonFile | None = None  # the system's <system>_power.yaml (v6.1), if read
+
+    @property
+    def nameplate(self) -> Any:
+        """The parsed nameplate YAML; None where there is none or it could not be read."""
+        return self.nameplate_file.data if self.nameplate_file is not None else None
 
     @property
     def path(self) -> str:

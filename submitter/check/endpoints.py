@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from submitter.fileformats.mlperf_log import DetailLog, LogRecord
-from submitter.fileio import json_error_reason, load_json_text
+from submitter.fileio import YamlAliasError, json_error_reason, load_json_text, load_yaml_text
 
 
 class _Field(NamedTuple):
@@ -229,10 +229,11 @@ def _read_config(text: str | None, where: str, problems: list[str]) -> Any:
     if text is None:
         problems.append(f"{where}: missing")
         return {}
-    import yaml  # here, not at the top: PyYAML costs start-up time that LoadGen-format trees never need
-
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml_text(text)  # PyYAML, imported there only when a tree holds YAML
+    except YamlAliasError as exc:  # a value holding itself, or an alias bomb: no walk of it would end
+        problems.append(f"{where}: cannot be read: {exc}")
+        return _UNREADABLE
     except Exception as exc:  # PyYAML raises more than YAMLError (a 13th month is a ValueError)
         problems.append(f"{where}: is not valid YAML ({type(exc).__name__})")
         return _UNREADABLE

@@ -52,6 +52,7 @@ class FileIndex(Struct, frozen=True):
     # `files` too (size 0), so that rules looking for a file find it, and nothing opens them.
     special: Mapping[str, str] = {}
     unwalked: Mapping[str, str] = {}  # folder -> why the walk stopped there (far too many entries)
+    unlisted: Mapping[str, str] = {}  # folder -> why it could not be listed (its mode, an error reading)
 
     def has_file(self, path: str) -> bool:
         return path in self.files
@@ -74,6 +75,7 @@ class _Walk:
         self.empty: set[str] = set()
         self.special: dict[str, str] = {}
         self.unwalked: dict[str, str] = {}  # folder -> why the walk stopped there
+        self.unlisted: dict[str, str] = {}  # folder -> why it could not be listed
         self.walked = 0  # entries listed so far, against MAX_WALKED_ENTRIES
         self._identity: dict[str, tuple[int, int]] = {}
 
@@ -137,6 +139,7 @@ def index_files(scope: Scope) -> FileIndex:
         root_files,
         walk.special,
         walk.unwalked,
+        walk.unlisted,
     )
 
 
@@ -160,7 +163,8 @@ def _walk(top: str, relative: str, ancestry: list[str], walk: _Walk) -> None:
     def enter(folder: str, relative: str) -> None:
         try:
             entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-        except OSError:
+        except OSError as exc:  # mode 000, or past PATH_MAX: what it holds is unknown, never "nothing"
+            walk.unlisted[relative] = unlisted(exc)
             return
         if not entries:
             walk.empty.add(relative)
@@ -268,6 +272,7 @@ class TreeReader:
         # Every file that is not a regular one is reported, read or not: no upload can hold it.
         self.problems: dict[str, str] = {path: not_regular(kind) for path, kind in index.special.items()}
         self.problems.update(index.unwalked)
+        self.problems.update(index.unlisted)
         self._texts: dict[str, str | None] = {}
         self._logs: dict[str, DetailLog | None] = {}
 
@@ -322,6 +327,10 @@ class TreeReader:
 
 def not_regular(kind: str) -> str:
     return f"is {kind}, not a regular file"
+
+
+def unlisted(exc: OSError) -> str:
+    return f"is a folder that cannot be listed ({exc.strerror or exc}), so nothing in it was checked"
 
 
 class AuditFiles(Struct, frozen=True):

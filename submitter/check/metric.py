@@ -104,7 +104,10 @@ def _number(value: object) -> float | None:
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, int | float):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer past a double, from an endpoints JSON (LoadGen logs refuse it)
+            return None
     if isinstance(value, str):
         try:
             return float(value)

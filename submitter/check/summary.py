@@ -216,5 +216,12 @@ def csv_text(rows: Iterable[ResultRow]) -> str:
     lines = [",".join(CSV_COLUMNS)]
     for row in rows:
         for csv_row in row.csv:
-            lines.append(",".join(f'"{csv_row[column]}"' for column in CSV_COLUMNS))
+            lines.append(",".join(csv_field(csv_row[column]) for column in CSV_COLUMNS))
     return printable("\n".join(lines) + "\n")  # folder names and descriptions may hold undecodable bytes
+
+
+def csv_field(value: str) -> str:
+    """A field as RFC 4180 writes it: quoted, as the official writer quotes every field, and a quote inside
+    doubled, which the official writer leaves (published values hold none, so its rows are unchanged): a
+    description holding a quote, a comma or a line break reads back as written."""
+    return '"' + value.replace('"', '""') + '"'

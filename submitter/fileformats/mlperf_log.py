@@ -4,6 +4,11 @@ Read as the official checker reads it: the first line must start with a marker (
 `:::ENDPTS` for logs of MLCommons' endpoints load generator), a marker line must hold JSON with a
 key, and other lines are skipped. Parsing never raises: what the official checker would crash on
 becomes a `LogProblem` (fatal), a skipped line a stray line, so one garbled line costs a finding.
+
+A number is what LoadGen writes: an integer of at most 64 bits or a double. An integer past the range of a
+double (about 1.8e308, 309 digits and more) cannot be LoadGen's, and the float() every reader of a result
+or a latency makes of it raises OverflowError; the record that holds one is a problem of its line, and a
+later repeat of a key, which readers skip, is named as a skipped record.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ NOT_A_RECORD = "is not valid JSON with a key"
 # is decoded when the log is read, so that it becomes a finding rather than an error when a rule reads it.
 _MAX_DIGITS = sys.get_int_max_str_digits()
 _LONG_DIGITS = re.compile(rb"\d{%d}" % (_MAX_DIGITS + 1))
+# The fewest digits of an integer past the largest double; values without such a run are never decoded.
+_DOUBLE_DIGITS = len(str(int(sys.float_info.max)))
+_DOUBLE_RUN = re.compile(rb"\d{%d}" % _DOUBLE_DIGITS)
 
 
 class LogRecord(Struct, frozen=True):
@@ -45,6 +53,7 @@ class LogRecord(Struct, frozen=True):
 class LogProblem(Struct, frozen=True):
     line: int
     message: str
+    key: str | None = None  # the record's key, where the problem is its value
 
 
 class DetailLog(Struct, frozen=True):
@@ -56,6 +65,8 @@ class DetailLog(Struct, frozen=True):
     warnings: tuple[LogRecord, ...] = ()
     problems: tuple[LogProblem, ...] = ()  # lines the official checker stops at
     stray_lines: tuple[int, ...] = ()  # lines without a marker, which it skips
+    # Later records of a key (which readers skip: the first counts) holding what LoadGen never writes.
+    skipped: tuple[LogProblem, ...] = ()
 
     def get(self, key: str, default: Any = None) -> Any:
         record = self.records.get(key)
@@ -74,6 +85,7 @@ def parse_detail_log(text: str, path: str) -> DetailLog:
     errors: list[LogRecord] = []
     warnings: list[LogRecord] = []
     problems: list[LogProblem] = []
+    skipped: list[LogProblem] = []
     stray: list[int] = []
     if not text.strip():
         return DetailLog(path, problems=(LogProblem(0, EMPTY),))
@@ -92,12 +104,18 @@ def parse_detail_log(text: str, path: str) -> DetailLog:
         if isinstance(record, str):
             problems.append(LogProblem(number, f"holds a :::MLLOG record that {record}"))
             continue
+        beyond = _past_a_double(record)
+        if beyond is not None:
+            (skipped if record.key in records else problems).append(beyond)
+            continue
         records.setdefault(record.key, record)
         if record.is_error:
             errors.append(record)
         if record.is_warning:
             warnings.append(record)
-    return DetailLog(path, records, tuple(errors), tuple(warnings), tuple(problems), tuple(stray))
+    return DetailLog(
+        path, records, tuple(errors), tuple(warnings), tuple(problems), tuple(stray), tuple(skipped)
+    )
 
 
 class _Payload(Struct):
@@ -146,6 +164,23 @@ def _undecodable(encoded: msgspec.Raw) -> str | None:
     except ValueError as exc:
         return json_error_reason(exc)
     return None  # the digits were inside a string
+
+
+def _past_a_double(record: LogRecord) -> LogProblem | None:
+    """The problem of a record whose value is an integer past the range of a double (LoadGen writes
+    none: its numbers are 64-bit integers or doubles). Decoded only where a long run of digits is."""
+    encoded = record.encoded
+    if encoded is not None and (len(encoded) < _DOUBLE_DIGITS or not _DOUBLE_RUN.search(memoryview(encoded))):
+        return None
+    value = record.value
+    if isinstance(value, bool) or not isinstance(value, int) or abs(value) <= sys.float_info.max:
+        return None
+    message = (
+        f"holds a :::MLLOG record whose {record.key} is an integer of {len(str(abs(value)))} digits, past "
+        f"the largest number a double holds (about {sys.float_info.max:.1e}): LoadGen writes none, and "
+        "no reader can take it as a number"
+    )
+    return LogProblem(record.line, message, record.key)
 
 
 def _decode_value(encoded: msgspec.Raw) -> Any:

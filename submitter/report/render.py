@@ -46,6 +46,8 @@ def format_number(value: float | None, digits: int = 2) -> str:
     """Thousands separated; whole numbers without decimals; large ones without trailing zeros."""
     if value is None:
         return MISSING
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"  # exact, and an integer past a double has no float to format
     if float(value).is_integer():
         return f"{value:,.0f}"
     text = f"{value:,.{digits}f}"

@@ -143,8 +143,8 @@ def log_truncated(ctx: ResultContext) -> Iterator[Problem]:
 @rule("ACC-DATASET", Severity.ERROR, "the accuracy run covered the whole data set")
 def whole_dataset(ctx: ResultContext) -> Iterator[Problem]:
     log, bench = ctx.files.accuracy_log, ctx.bench
-    if log is None or bench is None:
-        return
+    if log is None or log.problems or bench is None:
+        return  # a log with lines that cannot be read: ACC-LOG names them
     dataset, folder = bench.dataset, ctx.files.entry.scenario
     by_scenario = dataset.accuracy_sample_count_by_scenario
     needed = (
@@ -223,12 +223,20 @@ def endpoints_score(ctx: ResultContext) -> Iterator[Problem]:
         )
 
 
+def _as_float(number: int | float) -> float | None:
+    """None for an integer past the range of a double (JSON holds any integer; no evaluator prints one)."""
+    try:
+        return float(number)
+    except OverflowError:
+        return None
+
+
 def numeric_score(score: object, metrics: list[str]) -> float | None:
     """A comparable number from an endpoints score: the number itself, or the first known key of a dict."""
     if isinstance(score, bool):
         return float(score)
     if isinstance(score, int | float):
-        return float(score)
+        return _as_float(score)
     if isinstance(score, str):
         try:
             return float(score)

@@ -60,8 +60,19 @@ def stray_lines(run: PerformanceRun) -> Iterator[Problem]:
 
 
 def stray_log_lines(log: DetailLog | None) -> Iterator[Problem]:
-    """Lines without a marker: the official checker skips them; LoadGen writes none, so the log was edited."""
-    if log is not None and log.stray_lines:
+    """Lines without a marker: the official checker skips them; LoadGen writes none, so the log was edited.
+    So with a later record of a key holding what LoadGen never writes: readers take the key's first."""
+    if log is None:
+        return
+    for skipped in log.skipped:
+        yield Problem(
+            field=skipped.key,
+            line=skipped.line,
+            path=log.path,
+            message=f"line {skipped.message}; it repeats the key, whose first record the checker reads",
+            fix="restore the log exactly as LoadGen wrote it; raw logs are never edited",
+        )
+    if log.stray_lines:
         lines = log.stray_lines
         shown = ", ".join(str(n) for n in lines[:5]) + (
             f" and {len(lines) - 5} more" if len(lines) > 5 else ""
@@ -86,6 +97,7 @@ def unreadable_lines(log: DetailLog | None, shown: int = 5) -> Iterator[Problem]
             )
             continue
         yield Problem(
+            field=problem.key,
             line=problem.line or None,
             path=log.path,
             message=f"line {problem.message}" if problem.line else problem.message,

@@ -97,6 +97,10 @@ def nameplate(ctx: ResultContext) -> Iterator[Problem]:
     path = nameplate_path(ctx)
     if not ctx.index.has_file(path):
         return  # SYS-NAMEPLATE-MISSING warns, as the official checker does
+    loaded = ctx.nameplate_file
+    if loaded is not None and loaded.problem is not None:
+        yield Problem(path=path, message=loaded.problem, fix=loaded.fix)
+        return
     watts = nameplate_watts(ctx.nameplate)
     if watts is None:
         yield Problem(

@@ -69,7 +69,9 @@ def calibration(tree: TreeContext) -> Iterator[Problem]:
 
 
 @tree_rule(
-    "STRUCT-UNREADABLE", Severity.ERROR, "every file the checker needs can be read; no FIFO, socket or device"
+    "STRUCT-UNREADABLE",
+    Severity.ERROR,
+    "every file and folder the checker needs can be read; no FIFO, socket or device",
 )
 def unreadable(tree: TreeContext) -> Iterator[Problem]:
     for path, reason in sorted(tree.unreadable.items()):
@@ -78,6 +80,8 @@ def unreadable(tree: TreeContext) -> Iterator[Problem]:
             fix = "replace it with a regular file, or remove it (a pipe, socket or device cannot be uploaded)"
         elif path in tree.index.unwalked:
             fix = "replace symbolic links that lead out of the tree with copies of what the submission needs"
+        elif path in tree.index.unlisted:
+            fix = f"let everyone read and enter it (chmod -R a+rX {path}), or remove it"
         yield Problem(path=path, message=reason, fix=fix)
 
 
