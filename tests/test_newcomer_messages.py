@@ -88,3 +88,22 @@ def test_tune_qps_names_the_descriptor_file_it_read(monkeypatch: pytest.MonkeyPa
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("SUBMITTER_SYSTEMS_PATH", str(ROOT / "bench" / "systems"))
     assert _descriptor_shown("redhat_h100_dummy") == "bench/systems/redhat_h100_dummy.json"
+
+
+@pytest.mark.parametrize(("planted", "suggests_allow"), [("hidden", False), ("leak", True)])
+def test_package_suggests_allow_only_where_a_remaining_error_can_be_allowed(
+    tmp_path: Path, planted: str, suggests_allow: bool
+) -> None:
+    scenarios = ("Offline", "Server")
+    build_tree(tmp_path / "tree", "v6.1", [("Sys", "llama3.1-8b", s) for s in scenarios], submitter="Org")
+    submitter_folder = tmp_path / "tree" / "closed" / "Org"
+    if planted == "hidden":  # HYG-DOT-FILE: MLCommons' own rule, which no --allow lifts
+        (submitter_folder / ".notes").write_text("to do\n")
+    else:  # LEAK-SECRET: a real-looking password, which may be a false positive
+        (submitter_folder / "README.md").write_text("password: 'Tr0ub4dor&3-horse'\n")
+    result = run_cli(
+        "package", str(submitter_folder), "--round", "v6.1", "--dry-run", "--out", "out", cwd=tmp_path
+    )
+    assert result.returncode == 1, result.stderr
+    assert "nothing written: fix the findings above" in result.stderr
+    assert ("--allow" in result.stderr) is suggests_allow, result.stderr

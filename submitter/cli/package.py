@@ -99,11 +99,12 @@ def package(
     if report.blocked:
         invalid = sum(not row.valid for row in report.check.results)
         verdicts = f"; {invalid} result(s) invalid, `submitter check {path}` shows them" if invalid else ""
-        click.echo(
-            f"nothing written: fix the findings above{verdicts}, or allow a false positive of a leak rule "
-            "(--allow 'RULE_ID PATH_GLOB TEXT')",
-            err=True,
+        allow = (
+            ", or allow a false positive of a leak rule (--allow 'RULE_ID PATH_GLOB TEXT')"
+            if report.allowable
+            else ""  # no remaining finding is a leak rule's, and no other rule can be allowed
         )
+        click.echo(f"nothing written: fix the findings above{verdicts}{allow}", err=True)
         sys.exit(1)
     if dry_run:
         click.echo("dry run: nothing written", err=True)

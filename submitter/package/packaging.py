@@ -89,6 +89,14 @@ class PackageReport:
     def warnings(self) -> int:
         return sum(finding.severity is Severity.WARNING for finding in self.findings)
 
+    @property
+    def allowable(self) -> int:
+        """Blocking findings an --allow entry could lift: only the leak rules' can be allowed."""
+        leak_rules = {leak_rule.id for leak_rule in LEAK_RULES}
+        return sum(
+            finding.rule in leak_rules and _blocks(finding, self.check.strict) for finding in self.findings
+        )
+
 
 def parse_allow_list(options: tuple[str, ...], files: tuple[Path, ...]) -> AllowList:
     return AllowList.parse(
@@ -126,10 +134,7 @@ def package_tree(request: PackageRequest) -> PackageReport:
         *scan.findings,
         *_unread_files(scan),
     ]
-    blocked = any(
-        finding.severity is Severity.ERROR or (request.strict and finding.severity is Severity.WARNING)
-        for finding in findings
-    )
+    blocked = any(_blocks(finding, request.strict) for finding in findings)
     written = None
     if not blocked and not request.dry_run:
         try:
@@ -157,6 +162,10 @@ def package_tree(request: PackageRequest) -> PackageReport:
         blocked=blocked,
         written=written,
     )
+
+
+def _blocks(finding: Finding, strict: bool) -> bool:
+    return finding.severity is Severity.ERROR or (strict and finding.severity is Severity.WARNING)
 
 
 def _unchecked(scope: Scope, index: FileIndex, round_name: str | None, strict: bool) -> CheckReport:
