@@ -20,12 +20,22 @@ from harness.environment import gpus, visible_devices
 from harness.ledger import LEDGER
 from harness.model_size import Precision, model_size
 from harness.stand_in_models import DUMMY_MARKER
-from harness.topology import MemoryFit, Placement, check_fits, described_gpus, memory_fit, place
+from harness.topology import (
+    MemoryFit,
+    Placement,
+    check_fits,
+    described_gpus,
+    described_node_gpus,
+    memory_fit,
+    place,
+    place_on_cluster,
+)
 from submitter import hub
 from submitter.errors import SubmitterError, UsageProblem
+from submitter.fileformats.run_record import ClusterNodeRecord
 from submitter.fileio import ensure_writable
 from submitter.systems.backends import backend_info
-from submitter.systems.descriptor import BenchmarkSetup
+from submitter.systems.descriptor import BenchmarkSetup, ClusterSetup
 from submitter.systems.descriptor_rules import SETTABLE_USER_CONF_KEYS
 
 _WEIGHT_PATTERNS = ("*.safetensors", "*.bin", "*.pt", "*.gguf")
@@ -149,6 +159,40 @@ def place_engines(
             "one with run-all --dry-run --described-gpus, or use the synthetic or openai backend here"
         )
     return place(setup, available, system, where)
+
+
+def cluster_nodes(
+    cluster: ClusterSetup, system: Mapping[str, Any], described_host: bool
+) -> list[ClusterNodeRecord]:
+    """A multi-node system's nodes: the live Ray cluster's, each checked against the descriptor (reachable,
+    its nodes and GPUs per node, the same submitter, vLLM and torch everywhere), or, when planning ahead,
+    the nodes the descriptor declares."""
+    if described_host:
+        return [
+            ClusterNodeRecord(
+                node_id=f"described-{number}",
+                host=f"node-{number}",
+                ip="described",
+                gpus=cluster.gpus_per_node,
+                devices=described_node_gpus(system),
+            )
+            for number in range(cluster.nodes)
+        ]
+    from harness.ray_cluster import preflight_nodes
+
+    return list(preflight_nodes(cluster))
+
+
+def place_engines_on_cluster(
+    backend: str,
+    setup: BenchmarkSetup,
+    cluster: ClusterSetup,
+    nodes: list[ClusterNodeRecord],
+    system: Mapping[str, Any],
+    where: str,
+) -> Placement:
+    """Which node runs each replica's stages; a GPU engine's nodes must hold the described GPUs."""
+    return place_on_cluster(setup, cluster, nodes, system, where, check_kind=backend_info(backend).needs_gpu)
 
 
 def model_config(model: str) -> dict[str, Any] | None:

@@ -109,6 +109,12 @@ class StepOutcome:
     def valid(self) -> bool:
         return self.record is not None and self.record.status == "completed" and self.record.valid
 
+    @property
+    def lost_node(self) -> str | None:
+        """Why a multi-node run stopped: a node left the cluster (the message names it)."""
+        harness = self.record.harness if self.record else None
+        return harness.lost_node if harness else None
+
 
 class CampaignProgress(Protocol):
     def starting(self, index: int, total: int, planned: PlannedRun, seconds_left: float) -> None: ...
@@ -245,6 +251,8 @@ def execute_campaign(campaign: Campaign, progress: CampaignProgress) -> list[Ste
                     outcome = _run_one(planned, session)
                 outcomes.append(outcome)
                 progress.finished(index, total, outcome)
+                if outcome.lost_node:  # the cluster is not the described system: later runs would fail
+                    break
                 if request.fail_fast and not outcome.valid:
                     break
         except (RunInterrupted, KeyboardInterrupt):

@@ -42,6 +42,8 @@ from submitter.fileformats.run_mode import Mode
 from submitter.fileformats.run_record import (
     ABORTED_NOT_SUBMITTABLE,
     SMOKE_NOT_SUBMITTABLE,
+    ClusterNodeRecord,
+    ClusterRecord,
     EngineRecord,
     LoadGenRecord,
     RunRecord,
@@ -113,6 +115,8 @@ class RunPlan:
     early_abort: Limits | None = None  # the limits that stop the run early; None: it runs to the end
     placement: Placement | None = None  # which GPUs each replica runs on; None: no model loaded here
     memory: MemoryFit | None = None  # preflight's estimate for one GPU; None: not estimated
+    # A multi-node system's nodes as the preflight found them (or as declared, planning ahead).
+    cluster_nodes: tuple[ClusterNodeRecord, ...] | None = None
 
     def topology_record(self) -> TopologyRecord | None:
         if self.placement is None:
@@ -122,6 +126,16 @@ class RunPlan:
             pipeline_parallel_size=self.placement.pipeline_parallel,
             replicas=self.placement.records(),
             memory_estimate=self.memory.record() if self.memory else None,
+        )
+
+    def cluster_record(self, result: WorkerResult | None) -> ClusterRecord | None:
+        """Every node of the cluster, and where each replica's stages ran (as Ray placed them)."""
+        if self.cluster_nodes is None or self.engine.cluster is None:
+            return None
+        return ClusterRecord(
+            address=self.engine.cluster.address,
+            nodes=list(self.cluster_nodes),
+            stages=result.cluster_stages if result else [],
         )
 
     def topology_text(self) -> str | None:
@@ -151,6 +165,7 @@ class RunPlan:
             tensor_parallel_size=self.engine.tensor_parallel_size,
             pipeline_parallel_size=self.engine.pipeline_parallel_size,
             replicas=self.engine.replicas,
+            nodes=self.engine.cluster.nodes if self.engine.cluster else None,
             args=self.engine.args,
             environment=self.setup.environment,
             sampling=self.engine.generation.model_dump(),
@@ -271,15 +286,34 @@ def plan_run(request: RunRequest) -> RunPlan:
     found.check(preflight.check_user_conf, scenario_setup.user_conf, where)
     loadgen = found.check(release_for, rules)
     found.check(preflight.check_no_stray_audit_config, Path.cwd())
-    placement = found.check(
-        preflight.place_engines, backend, setup, system.system, where, request.described_host
-    )
-    if not request.described_host:  # planning for another host: its engine is installed there
+    cluster_nodes = None
+    if system.cluster is not None:
+        cluster_nodes = found.check(
+            preflight.cluster_nodes, system.cluster, system.system, request.described_host
+        )
+        placement = None
+        if cluster_nodes is not None:
+            placement = found.check(
+                preflight.place_engines_on_cluster,
+                backend,
+                setup,
+                system.cluster,
+                cluster_nodes,
+                system.system,
+                where,
+            )
+    else:
+        placement = found.check(
+            preflight.place_engines, backend, setup, system.system, where, request.described_host
+        )
+    # Planning for another host, or engines on a cluster's nodes (whose versions preflight compared):
+    # the engine is installed there.
+    if not request.described_host and system.cluster is None:
         found.check(preflight.check_engine_installed, backend)
     model_name = request.model or setup.model_path
     resolved = found.check(preflight.resolve_model, backend, model_name)
     memory = None
-    if placement is not None and resolved is not None:
+    if placement is not None and resolved is not None and engine_facts.needs_gpu:
         memory = found.check(preflight.check_memory, resolved[0], setup.quantization, args, placement, where)
     audit_config = None
     if request.mode.audit_test:
@@ -314,6 +348,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         dummy_weights=dummy,
         quantization=setup.quantization,
         media=media,
+        cluster=system.cluster,
     )
     user_conf = dict(scenario_setup.user_conf)
     if request.target_qps is not None:
@@ -345,6 +380,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         early_abort=early_abort_limits(request, benchmark) if request.early_abort else None,
         placement=placement,
         memory=memory,
+        cluster_nodes=tuple(cluster_nodes) if cluster_nodes is not None else None,
     )
 
 
@@ -596,6 +632,8 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         plan.audit_config,
     )
     problems = [] if status == "completed" else [f"the run {status} (worker exit status {exit_status})"]
+    if result and result.lost_node:  # the reason names the node; the exit status says nothing more
+        problems = [result.lost_node]
     not_submittable = plan.not_submittable
     if status == "aborted":
         # The reason says it all; a detail log cut off by the kill has no verdict to report.
@@ -649,6 +687,7 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         gpus=plan.placement.gpus if plan.placement else environment.gpus(),
         engine=plan.engine_record(),
         topology=plan.topology_record(),
+        cluster=plan.cluster_record(result),
         dataset={"path": str(plan.dataset), "samples": plan.dataset_size, "sha256": plan.dataset_sha256},
         loadgen=LoadGenRecord(
             model=plan.target.model,

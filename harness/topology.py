@@ -20,9 +20,10 @@ from typing import Any
 
 from harness.model_size import ModelSize, Precision
 from submitter.errors import SubmitterError
-from submitter.fileformats.run_record import Gpu, MemoryEstimateRecord, ReplicaRecord
+from submitter.fileformats.run_record import ClusterNodeRecord, Gpu, MemoryEstimateRecord, ReplicaRecord
 from submitter.systems.accelerators import identify
-from submitter.systems.descriptor import BenchmarkSetup
+from submitter.systems.cluster_layout import LayoutProblem, describe_layout, lay_out
+from submitter.systems.descriptor import BenchmarkSetup, ClusterSetup
 
 GIB = 1 << 30
 # vLLM's defaults where the engine arguments leave them out (EngineArgs, vLLM 0.26 on Hopper).
@@ -46,6 +47,8 @@ class Placement:
     tensor_parallel: int
     pipeline_parallel: int
     groups: tuple[tuple[Gpu, ...], ...]
+    # On a cluster: `replica 0 on node-a | replica 1 on node-b` (cluster_layout); None on one host.
+    layout: str | None = None
 
     @property
     def gpus(self) -> list[Gpu]:
@@ -71,8 +74,10 @@ class Placement:
             f" x PP={self.pipeline_parallel}" if self.pipeline_parallel > 1 else ""
         )
         copies = f"{len(self.groups)} replica(s) of {shape}"
-        groups = " | ".join(",".join(str(gpu.index) for gpu in group) for group in self.groups)
         names = sorted({gpu.name for gpu in self.gpus})
+        if self.layout is not None:
+            return f"{copies}: {self.layout} ({len(self.gpus)}x {' / '.join(names)})"
+        groups = " | ".join(",".join(str(gpu.index) for gpu in group) for group in self.groups)
         return f"{copies} on GPUs {groups} ({len(self.gpus)}x {' / '.join(names)})"
 
 
@@ -135,6 +140,50 @@ def place(
         groups = tuple(tuple(group) for group in replica_slices(list(available), setup.replicas, group_size))
     placement = Placement(setup.tensor_parallel_size, setup.pipeline_parallel_size, groups)
     problems = _kind_problems(placement, system)
+    if problems:
+        raise SubmitterError(f"{where}: " + "; ".join(problems))
+    return placement
+
+
+def described_node_gpus(system: Mapping[str, Any]) -> list[Gpu]:
+    """One node's GPUs as the system description names them."""
+    return described_gpus({**system, "number_of_nodes": 1})
+
+
+def place_on_cluster(
+    setup: BenchmarkSetup,
+    cluster: ClusterSetup,
+    nodes: Sequence[ClusterNodeRecord],
+    system: Mapping[str, Any],
+    where: str,
+    check_kind: bool,
+) -> Placement:
+    """Each replica's stages on the cluster's nodes (cluster_layout), each stage the next tensor-parallel
+    GPUs of its node; `check_kind`: the nodes' GPUs must be the part the descriptor describes."""
+    tensor = setup.tensor_parallel_size
+    try:
+        slots = lay_out(
+            cluster.nodes, cluster.gpus_per_node, tensor, setup.pipeline_parallel_size, setup.replicas
+        )
+    except LayoutProblem as problem:
+        raise SubmitterError(f"{where}: {problem}") from None
+    taken = [0] * len(nodes)
+    groups: list[list[Gpu]] = [[] for _ in range(setup.replicas)]
+    for slot in slots:
+        node = nodes[slot.node]
+        devices = node.devices or [
+            Gpu(name="GPU (Ray resource, no nvidia-smi)", memory="unknown", driver="unknown", index=index)
+            for index in range(node.gpus)
+        ]
+        groups[slot.replica] += devices[taken[slot.node] : taken[slot.node] + tensor]
+        taken[slot.node] += tensor
+    placement = Placement(
+        tensor,
+        setup.pipeline_parallel_size,
+        tuple(tuple(group) for group in groups),
+        layout=describe_layout(slots, [node.host for node in nodes]),
+    )
+    problems = _kind_problems(placement, system) if check_kind else []
     if problems:
         raise SubmitterError(f"{where}: " + "; ".join(problems))
     return placement

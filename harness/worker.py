@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.early_abort import LatencyWatch, Limits, Schedule, allowed_over
 from harness.engines.base import Engine, EngineSpec
+from harness.engines.replicas import ReplicatedEngine
 from harness.lifetime import end_with_parent
 from harness.progress import RunStats
 from harness.prompts import Prompts
@@ -270,6 +271,24 @@ def _watch(
     return LatencyWatch(limits, max_queries, on_trip=abort)
 
 
+def _stop_on_lost_replica(
+    engine: ReplicatedEngine, result: WorkerResult, stats: RunStats, reports: Reports
+) -> None:
+    """Record where the replicas run; should one be lost (its node left the cluster), report the test at
+    once, naming the node, and let the parent end this process: LoadGen cannot stop a test, and the rest
+    of its schedule would only fail."""
+    result.cluster_stages = engine.placement()
+
+    def lost(reason: str) -> None:
+        report = result.model_copy(deep=True)  # the main thread may still write into `result`
+        report.lost_node = reason
+        report.loadgen_test_s = round(stats.elapsed_s(), 3)
+        report.samples_issued, report.samples_completed = stats.issued, stats.completed
+        reports.send(ABORTED, report)
+
+    engine.on_fault(lost)
+
+
 def run(spec: WorkerSpec, result: WorkerResult, kept: _KeptState, reports: Reports) -> None:
     import mlperf_loadgen as lg
 
@@ -286,6 +305,8 @@ def run(spec: WorkerSpec, result: WorkerResult, kept: _KeptState, reports: Repor
 
     stats = RunStats()
     watch = _watch(spec, settings, len(prompts), result, stats, reports)
+    if isinstance(engine, ReplicatedEngine):
+        _stop_on_lost_replica(engine, result, stats, reports)
     library = QuerySampleLibrary(prompts)
     responder = LoadGenResponder(
         stats, streaming=spec.engine.streaming, finish=prompts.finish, payload=payload, watch=watch

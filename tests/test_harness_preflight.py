@@ -181,14 +181,14 @@ def test_gpus_are_the_ones_cuda_visible_devices_gives(
 def test_replicas_are_placed_within_the_gpus_the_run_was_given(monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.engines.base import EngineSpec, Generation
     from harness.engines.registry import create_engine
-    from harness.engines.replicas import ReplicatedEngine
+    from harness.engines.replicas import ProcessReplicas
 
     generation = Generation(max_tokens=128, min_tokens=1, eos_token_id=128009)
     spec = EngineSpec(backend="vllm", model="m", generation=generation, replicas=2, tensor_parallel_size=2)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    assert [ReplicatedEngine(spec, create_engine, on_gpus=True)._devices(r) for r in (0, 1)] == ["0,1", "2,3"]
+    assert [ProcessReplicas(spec, create_engine, on_gpus=True)._devices(r) for r in (0, 1)] == ["0,1", "2,3"]
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")
-    assert [ReplicatedEngine(spec, create_engine, on_gpus=True)._devices(r) for r in (0, 1)] == ["4,5", "6,7"]
+    assert [ProcessReplicas(spec, create_engine, on_gpus=True)._devices(r) for r in (0, 1)] == ["4,5", "6,7"]
 
 
 def test_a_shallower_dummy_model_says_so_in_what_the_run_records(tmp_path: Path) -> None:

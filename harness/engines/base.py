@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.media import Media
 from submitter.rounds.models import GenerationRules
+from submitter.systems.descriptor import ClusterSetup
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,8 @@ class EngineSpec(BaseModel):
     # What samples carry besides token ids ("audio", "image"; harness.media): vLLM then needs the model's
     # processor and tokenizer even with dummy weights.
     media: str | None = None
+    # A multi-node system's Ray cluster: every replica an actor on its nodes (engines.ray_replicas).
+    cluster: ClusterSetup | None = None
 
     @property
     def gpus_per_replica(self) -> int:

@@ -23,11 +23,18 @@ def args_class(info: BackendInfo) -> type[BaseModel] | None:
 
 
 def create_engine(spec: EngineSpec) -> Engine:
+    """The engine of a spec: on a Ray cluster's nodes where the system has one (every replica an actor,
+    even a single one), else N processes on this host, else the backend's engine in this process."""
     info = backend_info(spec.backend)
-    if spec.replicas > 1 and info.replicas:
+    if spec.cluster is not None:
+        from harness.engines.ray_replicas import RayReplicas
         from harness.engines.replicas import ReplicatedEngine
 
-        return ReplicatedEngine(spec, create_engine, on_gpus=info.needs_gpu)
+        return ReplicatedEngine(spec, RayReplicas(spec))
+    if spec.replicas > 1 and info.replicas:
+        from harness.engines.replicas import ProcessReplicas, ReplicatedEngine
+
+        return ReplicatedEngine(spec, ProcessReplicas(spec, create_engine, on_gpus=info.needs_gpu))
     return engine_class(info)(spec)
 
 

@@ -282,6 +282,10 @@ def run_all(
             for outcome in outcomes
         ]
         echo_table(rows, headers=("run", "result", "metric", "run directory"))
+    lost = [outcome.lost_node for outcome in outcomes if outcome.lost_node]
+    if lost:
+        left = len(campaign.runs) - len(outcomes)
+        click.echo(f"run-all stopped with {left} run(s) not done: {lost[0]}", err=True)
     if len(outcomes) < len(campaign.runs) or not all(_done(outcome) for outcome in outcomes):
         sys.exit(1)
 

@@ -92,6 +92,47 @@ class TopologyRecord(BaseModel):
     memory_estimate: MemoryEstimateRecord | None = None
 
 
+class ClusterNodeRecord(BaseModel):
+    """One node of the Ray cluster a multi-node run used, as it answered the preflight's question."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    node_id: str  # Ray's node id
+    host: str
+    ip: str
+    gpus: int = Field(description="the GPUs the node offers Ray (its GPU resource)")
+    devices: list[Gpu] = Field(default_factory=list, description="nvidia-smi on the node (names, driver)")
+    versions: dict[str, str] = Field(default_factory=dict, description="python, submitter, vllm, torch")
+    git_commit: str | None = None  # the checkout the node's submitter runs from
+
+    @property
+    def name(self) -> str:
+        """`gpu-node-2 (10.0.0.12, Ray node 3f2a9c81)`: how messages name a node."""
+        return f"{self.host} ({self.ip}, Ray node {self.node_id[:8]})"
+
+
+class StageRecord(BaseModel):
+    """Where one pipeline stage (a tensor-parallel group) of one replica ran."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    replica: int
+    stage: int
+    node_id: str
+    host: str
+    gpus: int
+
+
+class ClusterRecord(BaseModel):
+    """A multi-node run: the cluster's nodes and which replica and stage ran where."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    address: str | None
+    nodes: list[ClusterNodeRecord]
+    stages: list[StageRecord] = Field(default_factory=list)
+
+
 class LoadGenOutcome(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -152,6 +193,9 @@ class WorkerResult(BaseModel):
     # Why the harness stopped the test early (early abort); None: LoadGen ran it to its end.
     aborted: str | None = None
     early_abort: EarlyAbortRecord | None = None  # None: not watched (another mode or scenario, or off)
+    # A multi-node engine: where each replica's stages ran, and the node lost during the test, if one was.
+    cluster_stages: list[StageRecord] = Field(default_factory=list)
+    lost_node: str | None = None
 
 
 class EngineRecord(BaseModel):
@@ -160,6 +204,7 @@ class EngineRecord(BaseModel):
     backend: str
     model: str
     dummy_weights: bool
+    nodes: int | None = None  # a multi-node system's nodes; None: one host
     tensor_parallel_size: int
     pipeline_parallel_size: int = 1
     replicas: int
@@ -210,6 +255,9 @@ class RunRecord(BaseModel):
     gpus: list[Gpu]
     engine: EngineRecord
     topology: TopologyRecord | None = Field(default=None, description="GPU engines: which replica ran where")
+    cluster: ClusterRecord | None = Field(
+        default=None, description="multi-node runs: every node, and which replica and stage ran where"
+    )
     dataset: dict[str, Any]
     loadgen: LoadGenRecord
     harness: WorkerResult | None

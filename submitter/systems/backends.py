@@ -25,6 +25,9 @@ class BackendInfo:
     not_submittable: str | None = None  # why its results may never be submitted; None: they may be
     checks_endpoints: bool = False  # engine_args.endpoints are servers that must answer before a run
     package: str | None = None  # the Python package it needs installed (preflight names it)
+    # Its engines can be placed on a Ray cluster's nodes (harness.engines.ray_replicas); False for
+    # backends that reach servers someone else started.
+    on_cluster: bool = True
 
 
 # vLLM's start measured 36-202 s on an H200 (bench/RESULTS.md, GPU smoke): the first start on a host
@@ -59,6 +62,7 @@ BACKENDS: dict[str, BackendInfo] = {
             start_s=2.0,
             replicas=False,
             checks_endpoints=True,
+            on_cluster=False,
         ),
         BackendInfo(
             name="synthetic",

@@ -7,7 +7,8 @@ File shape (`systems/<id>.json`):
       "system_desc_id": "XE8640_1xH100_vLLM", the name of the system in the submission tree
       "round": "<round>",                  a round with a pack (`submitter rounds list`)
       "system": { ...the 35 official keys; null where a fact is not known yet... },
-      "benchmarks": { "llama3.1-8b": { backend, model_path, engine_args, scenarios: {...} } }
+      "benchmarks": { "llama3.1-8b": { backend, model_path, engine_args, scenarios: {...} } },
+      "cluster": { "nodes": 2, "gpus_per_node": 8, "address": "auto" }   only for a multi-node system
     }
 
 Submitter and division are read from the official block, so they are written once.
@@ -110,6 +111,25 @@ class BenchmarkSetup(BaseModel):
         return {key: value for key, value in merged.items() if value is not None}
 
 
+class ClusterSetup(BaseModel):
+    """The Ray cluster a multi-node system runs on (harness.ray_cluster): its nodes and how to reach it.
+
+    Each replica's tensor x pipeline parallel group is placed on these nodes (harness.cluster_layout):
+    a tensor-parallel group always on one node, pipeline stages on other nodes where one has no room.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    nodes: int = Field(ge=1, description="the nodes that run engines (Ray nodes with GPUs)")
+    gpus_per_node: int = Field(ge=1, description="GPUs each node offers Ray (its GPU resource)")
+    address: str | None = Field(
+        default=None,
+        min_length=1,
+        description="the Ray cluster to join: 'auto' (the one RAY_ADDRESS or `ray start` on this host "
+        "names) or the head's host:port; null starts a local head for a single host",
+    )
+
+
 class SystemDescriptor(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -118,6 +138,9 @@ class SystemDescriptor(BaseModel):
     round: str = Field(description="MLPerf round: one with a pack (`submitter rounds list`)")
     system: dict[str, Any] = Field(description="the official system description; null marks unknown facts")
     benchmarks: dict[str, BenchmarkSetup] = Field(default_factory=dict)
+    cluster: ClusterSetup | None = Field(
+        default=None, description="a multi-node system's Ray cluster; absent: engines run on this host"
+    )
 
     @property
     def submitter(self) -> str | None:

@@ -9,7 +9,8 @@ from submitter.rounds.models import BenchmarkRules, RoundRules, ScenarioSet, Sys
 from submitter.rounds.registry import available_rounds, load_round, rounds_with_benchmark
 from submitter.rule_registry import Problem, RuleSet, Severity
 from submitter.systems.backends import backend_info
-from submitter.systems.descriptor import DescriptorFile
+from submitter.systems.cluster_layout import LayoutProblem, lay_out
+from submitter.systems.descriptor import BenchmarkSetup, DescriptorFile
 
 # user.conf keys a closed submission may set (shared/spec/harness.md §b) ...
 SETTABLE_USER_CONF_KEYS = frozenset(
@@ -259,3 +260,91 @@ def gpu_groups_partition(entry: DescriptorFile) -> Iterator[Problem]:
                     )
                 else:
                     seen[gpu] = number
+
+
+def _on_cluster(entry: DescriptorFile) -> Iterator[tuple[str, BenchmarkSetup]]:
+    """The benchmarks of a multi-node descriptor, with their setups."""
+    if entry.descriptor.cluster is not None:
+        yield from entry.descriptor.benchmarks.items()
+
+
+@rule("DESC-NODES", Severity.ERROR, "the cluster's nodes are the nodes the official description declares")
+def nodes_match_description(entry: DescriptorFile) -> Iterator[Problem]:
+    cluster = entry.descriptor.cluster
+    if cluster is None:
+        return
+    system = entry.descriptor.system_file(entry.path)
+    for key, declared, name in (
+        ("number_of_nodes", cluster.nodes, "cluster.nodes"),
+        ("accelerators_per_node", cluster.gpus_per_node, "cluster.gpus_per_node"),
+    ):
+        described = system.count(key)
+        if described is not None and described != declared:
+            yield Problem(
+                field=f"system.{key}",
+                message=f"is {described} but {name} is {declared}: the published description would not "
+                "be the system that ran",
+                fix=f"make system.{key} and {name} agree",
+            )
+
+
+@rule("DESC-TP-NODE", Severity.ERROR, "a tensor-parallel group never spans nodes")
+def tensor_parallel_within_a_node(entry: DescriptorFile) -> Iterator[Problem]:
+    cluster = entry.descriptor.cluster
+    for name, setup in _on_cluster(entry):
+        assert cluster is not None
+        if setup.tensor_parallel_size > cluster.gpus_per_node:
+            yield Problem(
+                field=f"benchmarks.{name}.tensor_parallel_size",
+                message=f"is {setup.tensor_parallel_size}, more than the {cluster.gpus_per_node} GPUs of a "
+                "node: tensor parallelism across nodes is too slow to publish",
+                fix=f"use tensor_parallel_size <= {cluster.gpus_per_node} and pipeline_parallel_size across "
+                "nodes",
+            )
+
+
+@rule("DESC-CLUSTER-LAYOUT", Severity.ERROR, "every replica's pipeline stages find a node")
+def stages_fit_the_nodes(entry: DescriptorFile) -> Iterator[Problem]:
+    cluster = entry.descriptor.cluster
+    for name, setup in _on_cluster(entry):
+        assert cluster is not None
+        if setup.tensor_parallel_size > cluster.gpus_per_node:
+            continue  # DESC-TP-NODE says it
+        try:
+            lay_out(
+                cluster.nodes,
+                cluster.gpus_per_node,
+                setup.tensor_parallel_size,
+                setup.pipeline_parallel_size,
+                setup.replicas,
+            )
+        except LayoutProblem as problem:
+            yield Problem(field=f"benchmarks.{name}", message=str(problem), fix="see the message")
+
+
+@rule("DESC-CLUSTER", Severity.ERROR, "a multi-node setup is one the harness can run on Ray")
+def cluster_setup_is_runnable(entry: DescriptorFile) -> Iterator[Problem]:
+    cluster = entry.descriptor.cluster
+    if cluster is None:
+        return
+    if cluster.address is None and cluster.nodes > 1:
+        yield Problem(
+            field="cluster.address",
+            message=f"is null (start a local head) but the cluster has {cluster.nodes} nodes",
+            fix='give the head\'s "host:port", or "auto" to join the cluster `ray start` made on this host',
+        )
+    for name, setup in _on_cluster(entry):
+        if setup.gpu_groups is not None:
+            yield Problem(
+                field=f"benchmarks.{name}.gpu_groups",
+                message="numbers one host's GPUs; on a cluster Ray gives each stage its node's GPUs",
+                fix="remove gpu_groups",
+            )
+        for scenario in setup.scenarios:
+            backend = setup.backend_for(scenario)
+            if not backend_info(backend).on_cluster:
+                yield Problem(
+                    field=f"benchmarks.{name}.scenarios.{scenario}",
+                    message=f"runs backend {backend}, which reaches servers rather than placing engines",
+                    fix="use a backend that runs engines (vllm, vllm-async, synthetic), or remove cluster",
+                )

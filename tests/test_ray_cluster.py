@@ -1,0 +1,240 @@
+"""Multi-node runs on a real Ray cluster on this machine: several raylets, each declaring GPUs, one cluster
+for the whole module (`ray.cluster_utils.Cluster`). The synthetic engine stands in for vLLM as Ray actors,
+so placement, preflight, run.json's provenance, a lost node and the resume are the real code paths."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_cli, write_json
+from harness_helpers import fast_descriptor
+
+ray = pytest.importorskip("ray")
+from ray.cluster_utils import Cluster  # noqa: E402
+
+from harness.engines.base import EngineSpec, Generation  # noqa: E402
+from harness.engines.registry import create_engine  # noqa: E402
+from harness.ray_cluster import joined  # noqa: E402
+from submitter.systems.descriptor import ClusterSetup  # noqa: E402
+
+GPUS_PER_NODE = 2
+# Small raylets: 2 cores and little memory run the whole cluster.
+NODE = {"num_cpus": 1, "num_gpus": GPUS_PER_NODE, "object_store_memory": 80 << 20}
+# A lost node is noticed within about a second and a half, not Ray's default 15 s.
+FAST_HEALTH_CHECKS = {"health_check_period_ms": 500, "health_check_failure_threshold": 3}
+
+
+class LocalCluster:
+    """A head and extra raylets; `with_nodes(n)` adds or removes raylets (never the head) to have n."""
+
+    def __init__(self) -> None:
+        self.cluster = Cluster(
+            initialize_head=True,
+            head_node_args={**NODE, "include_dashboard": False, "_system_config": FAST_HEALTH_CHECKS},
+        )
+        self.extra: list[Any] = []
+
+    @property
+    def address(self) -> str:
+        return self.cluster.address
+
+    def with_nodes(self, count: int) -> LocalCluster:
+        while len(self.extra) + 1 < count:
+            self.extra.append(self.cluster.add_node(**NODE))
+        while len(self.extra) + 1 > count:
+            self.cluster.remove_node(self.extra.pop())
+        self.cluster.wait_for_nodes()
+        return self
+
+    def remove_one(self) -> None:
+        self.cluster.remove_node(self.extra.pop(), allow_graceful=False)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalCluster]:
+    local = LocalCluster()
+    yield local
+    ray.shutdown()
+    local.cluster.shutdown()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with the demo's data and model (its tokenizer and answers score the accuracy runs)."""
+    folder = tmp_path_factory.mktemp("ray-demo")
+    made = run_cli(
+        "data", "synth", "--out", "data.json", "--samples", "64", "--demo-model", "model", cwd=folder
+    )
+    assert made.returncode == 0, made.stderr
+    return folder
+
+
+def cluster_descriptor(folder: Path, address: str, nodes: int, **setup: Any) -> Path:
+    """The demo's llama3.1-8b on `nodes` nodes of GPUS_PER_NODE GPUs, a replica per node by default."""
+    setup = {
+        "model_path": str(folder / "model"),
+        "dataset_path": str(folder / "data.json"),
+        "replicas": nodes,
+        **setup,
+    }
+    descriptor = fast_descriptor(**setup)
+    del descriptor["benchmarks"]["llama3.1-8b"]["scenarios"]["Interactive"]  # the demo's: Offline and Server
+    descriptor["id"] = "demo_ray"
+    descriptor["system"].update(number_of_nodes=str(nodes), accelerators_per_node=str(GPUS_PER_NODE))
+    descriptor["cluster"] = {"nodes": nodes, "gpus_per_node": GPUS_PER_NODE, "address": address}
+    return write_json(folder / "demo_ray.json", descriptor)
+
+
+def _node_ids(address: str) -> list[str]:
+    with joined(address):
+        return sorted(node["NodeID"] for node in ray.nodes() if node["Alive"])
+
+
+@pytest.mark.parametrize(
+    ("tensor", "pipeline", "replicas", "stage_nodes"),
+    [
+        (1, 1, 2, [[0], [1]]),  # replicas spread: one per node, not both on the emptiest
+        (2, 1, 2, [[0], [1]]),  # a TP=2 group packed on one node (STRICT_PACK)
+        (2, 2, 1, [[0, 1]]),  # pipeline stages across nodes, each stage's TP pair on one node
+        (1, 2, 1, [[0, 0]]),  # both stages fit one node: no pipeline across the network
+    ],
+)
+def test_replicas_and_stages_are_placed_as_the_descriptor_says(
+    cluster: LocalCluster, tensor: int, pipeline: int, replicas: int, stage_nodes: list[list[int]]
+) -> None:
+    cluster.with_nodes(2)
+    spec = EngineSpec(
+        backend="synthetic",
+        model="synthetic",
+        generation=Generation(max_tokens=8, min_tokens=2, eos_token_id=0),
+        tensor_parallel_size=tensor,
+        pipeline_parallel_size=pipeline,
+        replicas=replicas,
+        cluster=ClusterSetup(nodes=2, gpus_per_node=GPUS_PER_NODE, address=cluster.address),
+    )
+    engine = create_engine(spec)
+    engine.start()
+    try:
+        placed = engine.placement()  # type: ignore[attr-defined]
+        # Ray's own account of the reservation, read independently of the harness.
+        groups = ray.util.placement_group_table()
+        reserved = [group for group in groups.values() if group["state"] == "CREATED"]
+    finally:
+        engine.stop()
+    nodes = sorted({stage.node_id for stage in placed})
+    found = [[nodes.index(s.node_id) for s in placed if s.replica == r] for r in range(replicas)]
+    assert found == stage_nodes or found == [[1 - n for n in row] for row in stage_nodes]
+    assert all(stage.gpus == tensor for stage in placed)
+    assert len(reserved) == replicas
+    for group in reserved:  # every stage's GPUs on one node
+        bundle_nodes = list(group["bundles_to_node_id"].values())
+        for stage in range(pipeline):
+            assert len(set(bundle_nodes[stage * tensor : (stage + 1) * tensor])) == 1
+
+
+def test_offline_smoke_on_two_nodes_is_valid_and_run_json_says_where_it_ran(
+    cluster: LocalCluster, demo: Path
+) -> None:
+    cluster.with_nodes(2)
+    cluster_descriptor(demo, cluster.address, nodes=2)
+    result = run_cli(
+        "run-all", "--system", "demo_ray.json", "--smoke", "--scenario", "Offline", "--runs-dir", "two",
+        "--json", cwd=demo,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout)
+    assert outcome["valid"] and len(outcome["runs"]) == 3
+    assert "2 replica(s) of TP=1: replica 0 on" in result.stderr
+    record = json.loads((demo / outcome["runs"][2]["run_dir"] / "run.json").read_text())
+    assert record["loadgen"]["outcome"]["validity"] == "VALID"
+    assert record["engine"]["nodes"] == 2 and record["engine"]["replicas"] == 2
+    nodes = record["cluster"]["nodes"]
+    assert sorted(node["node_id"] for node in nodes) == _node_ids(cluster.address)
+    assert all(node["gpus"] == GPUS_PER_NODE and node["versions"]["submitter"] for node in nodes)
+    stages = record["cluster"]["stages"]
+    assert [(stage["replica"], stage["stage"]) for stage in stages] == [(0, 0), (1, 0)]
+    assert len({stage["node_id"] for stage in stages}) == 2  # one replica on each node
+
+
+def test_preflight_refuses_a_cluster_unlike_the_descriptor_before_any_engine_starts(
+    cluster: LocalCluster, demo: Path
+) -> None:
+    cluster.with_nodes(2)
+    cluster_descriptor(demo, cluster.address, nodes=3)
+    result = run_cli("run-all", "--system", "demo_ray.json", "--smoke", "--runs-dir", "refused", cwd=demo)
+    assert result.returncode == 1, result.stderr
+    assert "the Ray cluster has 2 node(s) with GPUs" in result.stderr and "declares 3" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (demo / "refused").exists()
+
+
+def test_an_unreachable_cluster_is_named_without_waiting(demo: Path) -> None:
+    cluster_descriptor(demo, "127.0.0.1:9", nodes=2)
+    began = time.monotonic()
+    result = run_cli("run-all", "--system", "demo_ray.json", "--smoke", "--dry-run", cwd=demo)
+    assert result.returncode == 1 and time.monotonic() - began < 30
+    assert "head at 127.0.0.1:9 does not answer" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_run_all_smoke_on_three_nodes_is_valid(cluster: LocalCluster, demo: Path) -> None:
+    cluster.with_nodes(3)
+    cluster_descriptor(demo, cluster.address, nodes=3)
+    result = run_cli(
+        "run-all", "--system", "demo_ray.json", "--smoke", "--runs-dir", "three", "--json", cwd=demo
+    )
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout)
+    assert outcome["valid"] and [run["valid"] for run in outcome["runs"]] == [True] * 6
+    record = json.loads((demo / outcome["runs"][-1]["run_dir"] / "run.json").read_text())
+    assert len({stage["node_id"] for stage in record["cluster"]["stages"]}) == 3
+
+
+def _wait_for(path_glob: str, folder: Path, timeout_s: float = 90) -> Path:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = list(folder.glob(path_glob))
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError(f"{path_glob} never appeared")
+
+
+@pytest.mark.slow
+def test_a_lost_node_ends_the_run_naming_it_and_resume_finishes_the_plan(
+    cluster: LocalCluster, demo: Path
+) -> None:
+    cluster.with_nodes(2)
+    cluster_descriptor(demo, cluster.address, nodes=2)
+    command = ("run-all", "--system", "demo_ray.json", "--smoke", "--runs-dir", "lost")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "submitter", *command], cwd=demo, stderr=subprocess.PIPE, text=True
+    )
+    _wait_for("lost/demo_ray/llama3.1-8b/Server/performance/*/mlperf_log_detail.txt", demo)
+    cluster.remove_one()
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1, stderr
+    assert "left the Ray cluster during the run" in stderr and "Ray node" in stderr
+    assert "run-all stopped with 0 run(s) not done: node" in stderr
+    assert "Traceback" not in stderr
+    lost_run = _wait_for("lost/demo_ray/llama3.1-8b/Server/performance/*/run.json", demo)
+    lost = json.loads(lost_run.read_text())
+    assert not lost["valid"] and "left the Ray cluster" in lost["problems"][0]
+
+    refused = run_cli(*command, "--dry-run", cwd=demo)  # the plan waits for the whole cluster
+    assert refused.returncode == 1 and "has 1 node(s) with GPUs" in refused.stderr
+
+    cluster.with_nodes(2)
+    resumed = run_cli(*command, "--json", cwd=demo)
+    assert resumed.returncode == 0, resumed.stderr
+    runs = json.loads(resumed.stdout)["runs"]
+    assert [run["reused"] for run in runs] == [True] * 5 + [False]  # only the run the lost node ended
+    assert all(run["valid"] for run in runs)
+    assert len(list((demo / "lost" / "demo_ray" / "llama3.1-8b" / "Offline").glob("*/*/run.json"))) == 3
