@@ -183,7 +183,9 @@ def place_on_cluster(
         tuple(tuple(group) for group in groups),
         layout=describe_layout(slots, [node.host for node in nodes]),
     )
-    problems = _kind_problems(placement, system) if check_kind else []
+    # Nodes without nvidia-smi report no devices: Ray's GPU count is all that is known of them.
+    known = all(node.devices for node in nodes)
+    problems = _kind_problems(placement, system) if check_kind and known else []
     if problems:
         raise SubmitterError(f"{where}: " + "; ".join(problems))
     return placement

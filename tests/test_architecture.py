@@ -212,3 +212,53 @@ def test_the_readme_layout_table_names_every_module():
         module for module in modules() if 1 < len(module.split(".")) <= 3 and not module.endswith("__main__")
     ]
     assert [module for module in shown if not named(module)] == []
+
+
+RAY_MODULES = ("harness.ray_cluster", "harness.engines.ray_replicas")
+
+
+def _ray_imports(path: Path) -> Iterator[tuple[int, bool]]:
+    """Each import of ray in a file: its line, and whether it sits at the module's top level."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top_level = {id(node) for node in tree.body}
+    for node in ast.walk(tree):
+        names = (
+            [alias.name for alias in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
+        if any(name == "ray" or name.startswith("ray.") for name in names):
+            yield node.lineno, id(node) in top_level
+
+
+def test_ray_is_imported_only_by_the_cluster_modules_and_only_inside_functions():
+    """`ray` is an optional extra: a single-host run, `check` and every other command import without it."""
+    found = [
+        f"{path.relative_to(ROOT)}:{line}{' (top level)' if top else ''}"
+        for module, path in modules().items()
+        for line, top in _ray_imports(path)
+        if top or module not in RAY_MODULES
+    ]
+    assert found == []
+
+
+def test_a_single_host_run_and_check_never_load_ray():
+    """The import graph at run time, in a fresh interpreter: the CLI, the checker, the worker, and a
+    single-host replicated engine started and stopped."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "import submitter.cli, submitter.check.checker, harness.worker, harness.run_all, harness.preflight\n"
+        "from harness.engines.base import EngineSpec, Generation\n"
+        "from harness.engines.registry import create_engine\n"
+        "spec = EngineSpec(backend='synthetic', model='synthetic', replicas=2,\n"
+        "                  generation=Generation(max_tokens=4, min_tokens=2, eos_token_id=0))\n"
+        "engine = create_engine(spec); engine.start(); engine.stop()\n"
+        "print(sorted(name for name in sys.modules if name == 'ray' or name.startswith('ray.')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

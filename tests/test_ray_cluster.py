@@ -196,6 +196,17 @@ def test_run_all_smoke_on_three_nodes_is_valid(cluster: LocalCluster, demo: Path
     record = json.loads((demo / outcome["runs"][-1]["run_dir"] / "run.json").read_text())
     assert len({stage["node_id"] for stage in record["cluster"]["stages"]}) == 3
 
+    # The staged tree says how many nodes ran it: the system description and each scenario's README.
+    staged = run_cli(
+        "stage", "--system", "demo_ray.json", "--allow-not-submittable", "--allow-trials",
+        "--runs-dir", "three", "--out", "staged", cwd=demo,
+    )  # fmt: skip
+    assert "staged" in staged.stderr, staged.stderr  # its check fails on purpose: trials are too short
+    [description] = (demo / "staged").glob("open/Demo/systems/*.json")
+    assert json.loads(description.read_text())["number_of_nodes"] == "3"
+    readmes = list((demo / "staged").glob("open/Demo/results/*/llama3.1-8b/*/README.md"))
+    assert len(readmes) == 2 and all("ran on 3 nodes of a Ray cluster" in p.read_text() for p in readmes)
+
 
 def _wait_for(path_glob: str, folder: Path, timeout_s: float = 90) -> Path:
     deadline = time.monotonic() + timeout_s

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from harness.engines.base import CompletionEvents, EngineSpec, Generation, Sample
+from harness.engines.base import CompletionEvents, Engine, EngineSpec, Generation, Sample
 from harness.engines.replicas import DONE, FAILED, FIRST, LOST, STOPPED, Receive, ReplicaMessage
 from harness.ray_cluster import cluster_problems, gpu_nodes, import_ray, join, stage_slots
 from submitter.errors import SubmitterError
@@ -64,8 +64,9 @@ class _Outbox:
 class ReplicaActor:
     """One replica, inside its Ray actor (made a Ray class at start, so this module imports without ray)."""
 
-    def __init__(self, spec: EngineSpec) -> None:
+    def __init__(self, spec: EngineSpec, engine_type: type[Engine]) -> None:
         self._spec = spec
+        self._engine_type = engine_type
         self._engine: Any = None
         self._outbox = _Outbox()
         self._next = 0
@@ -73,13 +74,10 @@ class ReplicaActor:
         self._order = threading.Lock()
 
     def start(self) -> dict[str, str]:
-        from harness.engines.registry import engine_class
-
-        info = backend_info(self._spec.backend)
-        if info.needs_gpu and self._spec.gpus_per_replica > 1:
+        if backend_info(self._spec.backend).needs_gpu and self._spec.gpus_per_replica > 1:
             # vLLM's Ray workers take the placement group's GPUs; Ray must not narrow this actor's view.
             os.environ.pop("CUDA_VISIBLE_DEVICES", None)
-        self._engine = engine_class(info)(self._spec)
+        self._engine = self._engine_type(self._spec)
         self._engine.start()
         return dict(self._engine.versions())
 
@@ -119,10 +117,12 @@ def _node_records(ray: Any) -> list[ClusterNodeRecord]:
 
 
 class RayReplicas:
-    """`spec.replicas` actors on the cluster `spec.cluster` names, placed as `cluster_layout` lays out."""
+    """`spec.replicas` actors on the cluster `spec.cluster` names, placed as `cluster_layout` lays out,
+    each running an `engine_type` (the backend's class: it crosses to the actor by name)."""
 
-    def __init__(self, spec: EngineSpec) -> None:
+    def __init__(self, spec: EngineSpec, engine_type: type[Engine]) -> None:
         assert spec.cluster is not None
+        self._engine_type = engine_type
         self._cluster = spec.cluster
         self._spec = spec
         self._count = spec.replicas
@@ -208,7 +208,7 @@ class RayReplicas:
                     max_concurrency=2,  # one call delivering samples, one long poll for events
                     max_restarts=0,
                     scheduling_strategy=strategy,
-                ).remote(self._single)
+                ).remote(self._single, self._engine_type)
             )
         try:
             answers = ray.get([actor.start.remote() for actor in self._actors])

@@ -30,7 +30,7 @@ def create_engine(spec: EngineSpec) -> Engine:
         from harness.engines.ray_replicas import RayReplicas
         from harness.engines.replicas import ReplicatedEngine
 
-        return ReplicatedEngine(spec, RayReplicas(spec))
+        return ReplicatedEngine(spec, RayReplicas(spec, engine_class(info)))
     if spec.replicas > 1 and info.replicas:
         from harness.engines.replicas import ProcessReplicas, ReplicatedEngine
 

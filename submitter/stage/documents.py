@@ -113,6 +113,7 @@ def scenario_readme(
             runs=lines,
             commit=performance.git.commit,
             engine=performance.engine,
+            cluster=performance.cluster,
             loadgen=performance.loadgen,
             versions=performance.versions,
             gpus=performance.gpus,
