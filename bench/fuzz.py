@@ -615,17 +615,22 @@ def _numbered(summary: Summary) -> str:
     return f" (numbers {first} to {first + len(summary.cases) - 1})" if first and summary.cases else ""
 
 
-def _slowest_line(summary: Summary) -> list[str]:
-    """The slowest run that ended by itself: how much room the time limit leaves."""
+def _slowest(summary: Summary) -> tuple[float, str, int] | None:
+    """The slowest run that ended by itself (seconds, command, case): how much room the limit leaves."""
     ended = [
         (outcome.seconds, outcome.command, case.index)
         for case in summary.cases
         for outcome in case.outcomes
         if outcome.kind == "ok"
     ]
-    if not ended:
+    return max(ended) if ended else None
+
+
+def _slowest_line(summary: Summary) -> list[str]:
+    slowest = _slowest(summary)
+    if slowest is None:
         return []
-    seconds, command, index = max(ended)
+    seconds, command, index = slowest
     return [f"slowest ok run: {seconds:.1f} s ({command}, case {index})"]
 
 
@@ -694,6 +699,7 @@ def render_json(summary: Summary) -> dict[str, Any]:
         "crashes": summary.crashes,
         "malformed": summary.malformed,
         "hangs": summary.hangs,
+        "slowest_ok_run": dict(zip(("seconds", "command", "case"), _slowest(summary) or (), strict=False)),
         "fuzzer_errors": {str(case.index): case.error for case in summary.cases if case.error},
         "failures": [
             {

@@ -112,3 +112,11 @@ def listening_server() -> Iterator[tuple[int, list[str]]]:
         stop.set()
         thread.join()
         server.close()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Spread over workers (`pytest -n`), the slow tests go out first, each to its own worker: they mostly
+    wait on LoadGen's clock, while the quick ones, which keep the cores busy, fill in beside them. Run
+    one by one, the order stays as collected."""
+    if getattr(config.option, "numprocesses", None):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
