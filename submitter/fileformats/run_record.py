@@ -107,7 +107,7 @@ class ClusterNodeRecord(BaseModel):
 
     @property
     def name(self) -> str:
-        """`gpu-node-2 (10.0.0.12, Ray node 3f2a9c81)`: how messages name a node."""
+        """`gpu-node-2 (192.0.2.12, Ray node 3f2a9c81)`: how messages name a node."""
         return f"{self.host} ({self.ip}, Ray node {self.node_id[:8]})"
 
 
