@@ -118,5 +118,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Spread over workers (`pytest -n`), the slow tests go out first, each to its own worker: they mostly
     wait on LoadGen's clock, while the quick ones, which keep the cores busy, fill in beside them. Run
     one by one, the order stays as collected."""
-    if getattr(config.option, "numprocesses", None):
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the controller schedules its collection
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
