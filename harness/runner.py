@@ -54,6 +54,7 @@ from submitter.fileformats.run_record import (
     write_record,
 )
 from submitter.hub import HUB_NAME
+from submitter.interrupts import signals_held
 from submitter.rounds.models import BenchmarkRules, RoundRules, Scenario
 from submitter.rounds.registry import load_round
 from submitter.systems.backends import backend_info
@@ -650,69 +651,71 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
     audit, accuracy = None, None
     interrupted_during: Literal["test", "evaluation"] | None = "test" if status == "interrupted" else None
     if status == "completed" and outcome is not None and not problems:
-        ledger.append_event(
-            request.runs_root, "run-evaluating", request.system.id, step=step, run_dir=ledger_dir
-        )
-        try:
+        try:  # from the ledger's line on: a signal landing while it is synced must keep the run too
+            ledger.append_event(
+                request.runs_root, "run-evaluating", request.system.id, step=step, run_dir=ledger_dir
+            )
             audit, accuracy, evaluation_problems = evaluate_run(plan, run_dir)
             problems += evaluation_problems
         except KeyboardInterrupt:  # LoadGen's logs are complete: keep them, and say how to finish
             status, interrupted_during = "interrupted", "evaluation"
             problems.append(_interrupted_evaluation(plan, run_dir))
-    record = RunRecord(
-        status=status,  # type: ignore[arg-type]
-        interrupted_during=interrupted_during,
-        valid=not problems,
-        problems=problems,
-        submittable=not not_submittable,
-        not_submittable=not_submittable,
-        system=request.system.id,
-        system_desc_id=request.system.system_desc_id,
-        round=plan.rules.name,
-        benchmark=request.benchmark,
-        scenario=request.scenario,
-        mode=request.mode,
-        command_line=list(request.command_line),
-        started_utc=started.isoformat(timespec="seconds"),
-        finished_utc=datetime.now(UTC).isoformat(timespec="seconds"),
-        wall_s=round(time.monotonic() - began, 3),
-        exit_status=exit_status,
-        error=result.error if result else None,
-        versions={
-            **environment.versions(),
-            "mlcommons-loadgen": plan.loadgen.version,
-            **(result.engine_versions if result else {}),
-        },
-        git=environment.git_state(),
-        gpus=plan.placement.gpus if plan.placement else environment.gpus(),
-        engine=plan.engine_record(),
-        topology=plan.topology_record(),
-        cluster=plan.cluster_record(result),
-        dataset={"path": str(plan.dataset), "samples": plan.dataset_size, "sha256": plan.dataset_sha256},
-        loadgen=LoadGenRecord(
-            model=plan.target.model,
-            scenario=plan.target.scenario,
-            user_conf=plan.user_conf,
-            overrides=plan.overrides,
-            audit_config=str(plan.audit_config) if plan.audit_config else None,
-            outcome=outcome,
-        ),
-        harness=result,
-        audit=audit,
-        accuracy=accuracy,
-    )
-    write_record(run_dir, record)
-    ledger.append_event(
-        request.runs_root,
-        "run-finished",
-        request.system.id,
-        step=step,
-        run_dir=ledger_dir,
-        status=status,
-        valid=record.valid,
-        detail=problems[0] if problems else _result_text(record),
-        engine=_engine_text(result),
-    )
+    # The run is over: a signal now waits until run.json and the ledger say how it ended (nothing lost).
+    with signals_held():
+        record = RunRecord(
+            status=status,  # type: ignore[arg-type]
+            interrupted_during=interrupted_during,
+            valid=not problems,
+            problems=problems,
+            submittable=not not_submittable,
+            not_submittable=not_submittable,
+            system=request.system.id,
+            system_desc_id=request.system.system_desc_id,
+            round=plan.rules.name,
+            benchmark=request.benchmark,
+            scenario=request.scenario,
+            mode=request.mode,
+            command_line=list(request.command_line),
+            started_utc=started.isoformat(timespec="seconds"),
+            finished_utc=datetime.now(UTC).isoformat(timespec="seconds"),
+            wall_s=round(time.monotonic() - began, 3),
+            exit_status=exit_status,
+            error=result.error if result else None,
+            versions={
+                **environment.versions(),
+                "mlcommons-loadgen": plan.loadgen.version,
+                **(result.engine_versions if result else {}),
+            },
+            git=environment.git_state(),
+            gpus=plan.placement.gpus if plan.placement else environment.gpus(),
+            engine=plan.engine_record(),
+            topology=plan.topology_record(),
+            cluster=plan.cluster_record(result),
+            dataset={"path": str(plan.dataset), "samples": plan.dataset_size, "sha256": plan.dataset_sha256},
+            loadgen=LoadGenRecord(
+                model=plan.target.model,
+                scenario=plan.target.scenario,
+                user_conf=plan.user_conf,
+                overrides=plan.overrides,
+                audit_config=str(plan.audit_config) if plan.audit_config else None,
+                outcome=outcome,
+            ),
+            harness=result,
+            audit=audit,
+            accuracy=accuracy,
+        )
+        write_record(run_dir, record)
+        ledger.append_event(
+            request.runs_root,
+            "run-finished",
+            request.system.id,
+            step=step,
+            run_dir=ledger_dir,
+            status=status,
+            valid=record.valid,
+            detail=problems[0] if problems else _result_text(record),
+            engine=_engine_text(result),
+        )
     if status == "interrupted":
         if interrupted_during == "evaluation":
             raise RunInterrupted(f"{problems[-1]}; run.json and LoadGen's complete logs are in {run_dir}")
@@ -740,8 +743,10 @@ def finish_evaluation(plan: RunPlan, run_dir: Path, record: RunRecord) -> Finish
     request = plan.request
     step = f"{request.benchmark}/{request.scenario}/{request.mode}"
     ledger_dir = str(run_dir.relative_to(request.runs_root))
-    ledger.append_event(request.runs_root, "run-evaluating", request.system.id, step=step, run_dir=ledger_dir)
     try:
+        ledger.append_event(
+            request.runs_root, "run-evaluating", request.system.id, step=step, run_dir=ledger_dir
+        )
         audit, accuracy, problems = evaluate_run(plan, run_dir)
     except KeyboardInterrupt:
         raise RunInterrupted(f"{_interrupted_evaluation(plan, run_dir)}; {run_dir} is as it was") from None

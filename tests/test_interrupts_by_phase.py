@@ -1,8 +1,8 @@
 """SIGTERM (as a batch scheduler sends it; Ctrl-C takes the same path) in each phase of a run: the engine's
-start, the LoadGen test (tests/test_run_all.py), and the evaluation after it. Each leaves run.json with
-status interrupted and everything the run produced; a run interrupted while it was scored keeps LoadGen's
-complete logs, `submitter accuracy` scores it, and run-all finishes its evaluation instead of running it
-again."""
+start, the LoadGen test (tests/test_run_all.py), and the evaluation after it (scoring an accuracy log,
+verifying an audit). Each leaves run.json with status interrupted and everything the run produced; a run
+interrupted in its evaluation keeps LoadGen's complete logs, `submitter accuracy` scores it, and run-all
+finishes its evaluation instead of running it again."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from submitter.systems.descriptor import SystemDescriptor
 
 # Enough samples that scoring them takes seconds (about 120 a second on a core), so the signal lands in it.
 SCORED_SAMPLES = 2000
+ATTEMPTS = 3  # TEST06 verifies 100 answers in milliseconds: a signal may come just after
 
 
 class Quiet:
@@ -48,10 +49,10 @@ def _system(tmp_path: Path, **engine_args: float) -> Path:
     return write_json(tmp_path / "fast_cpu.json", descriptor)
 
 
-def _start_run(tmp_path: Path, system: Path, mode: str) -> subprocess.Popen[str]:
+def _start_run(tmp_path: Path, system: Path, mode: str, runs: str = "runs") -> subprocess.Popen[str]:
     command = [
         sys.executable, "-m", "submitter", "run", "--system", str(system), "--scenario", "Offline",
-        "--mode", mode, "--smoke", "--smoke-samples", str(SCORED_SAMPLES), "--runs-dir", "runs",
+        "--mode", mode, "--smoke", "--smoke-samples", str(SCORED_SAMPLES), "--runs-dir", runs,
     ]  # fmt: skip
     return subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -63,7 +64,7 @@ def _wait_for_event(runs: Path, event: str, timeout_s: float = 120) -> str:
         found = [entry for entry in read_events(runs) if entry.event == event]
         if found and found[0].run_dir:
             return found[0].run_dir
-        time.sleep(0.05)
+        time.sleep(0.002)
     raise AssertionError(f"no {event} in the ledger within {timeout_s} s")
 
 
@@ -135,3 +136,46 @@ def test_sigterm_while_scoring_keeps_the_run_which_accuracy_scores_and_run_all_f
     assert len(list(run_dir.parent.iterdir())) == 1
     started = [event for event in read_events(runs) if event.event == "run-started"]
     assert len(started) == 1
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM")
+@pytest.mark.slow
+def test_sigterm_while_an_audit_is_verified_keeps_the_run_which_run_all_finishes(tmp_path: Path) -> None:
+    system = _system(tmp_path)
+    for attempt in range(ATTEMPTS):
+        runs = tmp_path / f"runs-{attempt}"
+        process = _start_run(tmp_path, system, "TEST06", runs=runs.name)
+        run_dir = runs / _wait_for_event(runs, "run-evaluating")
+        stderr = _interrupt(process)
+        record = read_record(run_dir)
+        assert record is not None
+        if record.status == "interrupted":
+            break
+        # Too late for the verification: the signal waited until the run was recorded, and nothing is lost.
+        assert record.status == "completed" and record.audit is not None and record.audit["passed"]
+    else:
+        pytest.fail(f"the signal came after the verification in {ATTEMPTS} attempts")
+    assert "interrupted while verifying TEST06" in stderr
+    assert record.interrupted_during == "evaluation" and record.audit is None
+    assert record.loadgen.outcome is not None and record.harness is not None
+    log_before = (run_dir / "mlperf_log_accuracy.json").read_bytes()
+
+    request = CampaignRequest(
+        system=SystemDescriptor.model_validate(json.loads(system.read_text())),
+        scenarios=(Scenario.OFFLINE,),
+        modes=(Mode.TEST06,),
+        dataset=tmp_path / "data.json",
+        model=str(tmp_path / "model"),
+        smoke=Smoke(samples=SCORED_SAMPLES),
+        runs_root=runs,
+    )
+    campaign = plan_campaign(request)
+    [planned] = campaign.runs
+    assert planned.earlier.unfinished == run_dir
+    [outcome] = execute_campaign(campaign, Quiet())
+    assert outcome.valid and outcome.run_dir == run_dir
+    finished = read_record(run_dir)
+    assert finished is not None and finished.status == "completed" and finished.interrupted_during is None
+    assert finished.audit is not None and finished.audit["passed"]
+    assert (run_dir / "mlperf_log_accuracy.json").read_bytes() == log_before  # raw logs never touched
+    assert len([event for event in read_events(runs) if event.event == "run-started"]) == 1
