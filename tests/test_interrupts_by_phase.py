@@ -21,7 +21,7 @@ from harness.ledger import read_events
 from harness.loadgen_settings import Smoke
 from harness.run_all import CampaignRequest, execute_campaign, plan_campaign
 from submitter.fileformats.run_mode import Mode
-from submitter.fileformats.run_record import read_record
+from submitter.fileformats.run_record import RunRecord, read_record
 from submitter.rounds.models import Scenario
 from submitter.systems.descriptor import SystemDescriptor
 
@@ -76,6 +76,32 @@ def _interrupt(process: subprocess.Popen[str]) -> str:
     return stderr
 
 
+def _finish_with_run_all(tmp_path: Path, system: Path, runs: Path, run_dir: Path, mode: Mode) -> RunRecord:
+    """run-all finishes the interrupted evaluation: the same run directory, no new LoadGen test, the raw
+    logs untouched. The finished run's record."""
+    log_before = (run_dir / "mlperf_log_accuracy.json").read_bytes()
+    request = CampaignRequest(
+        system=SystemDescriptor.model_validate(json.loads(system.read_text())),
+        scenarios=(Scenario.OFFLINE,),
+        modes=(mode,),
+        dataset=tmp_path / "data.json",
+        model=str(tmp_path / "model"),
+        smoke=Smoke(samples=SCORED_SAMPLES),
+        runs_root=runs,
+    )
+    campaign = plan_campaign(request)
+    [planned] = campaign.runs
+    assert planned.earlier.unfinished == run_dir
+    [outcome] = execute_campaign(campaign, Quiet())
+    assert outcome.valid and outcome.run_dir == run_dir
+    finished = read_record(run_dir)
+    assert finished is not None and finished.status == "completed" and finished.interrupted_during is None
+    assert (run_dir / "mlperf_log_accuracy.json").read_bytes() == log_before
+    assert len(list(run_dir.parent.iterdir())) == 1
+    assert len([event for event in read_events(runs) if event.event == "run-started"]) == 1
+    return finished
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM")
 @pytest.mark.slow
 def test_sigterm_while_the_engine_starts_records_the_interrupted_run(tmp_path: Path) -> None:
@@ -113,29 +139,10 @@ def test_sigterm_while_scoring_keeps_the_run_which_accuracy_scores_and_run_all_f
     assert scored.returncode == 0, scored.stderr  # 0: scored, and every target met
     assert all(verdict["passed"] for verdict in json.loads(scored.stdout)["verdicts"])
     assert (run_dir / "accuracy.txt").is_file()
-
-    # run-all finishes the evaluation: the same run directory, no new LoadGen test.
-    request = CampaignRequest(
-        system=SystemDescriptor.model_validate(json.loads(system.read_text())),
-        scenarios=(Scenario.OFFLINE,),
-        modes=(Mode.ACCURACY,),
-        dataset=tmp_path / "data.json",
-        model=str(tmp_path / "model"),
-        smoke=Smoke(samples=SCORED_SAMPLES),
-        runs_root=runs,
-    )
-    campaign = plan_campaign(request)
-    [planned] = campaign.runs
-    assert planned.earlier.unfinished == run_dir
-    [outcome] = execute_campaign(campaign, Quiet())
-    assert outcome.valid and outcome.run_dir == run_dir
-    finished = read_record(run_dir)
-    assert finished is not None and finished.status == "completed" and finished.interrupted_during is None
-    assert finished.scores is not None
     assert (run_dir / "mlperf_log_accuracy.json").read_bytes() == log_before  # raw logs never touched
-    assert len(list(run_dir.parent.iterdir())) == 1
-    started = [event for event in read_events(runs) if event.event == "run-started"]
-    assert len(started) == 1
+
+    finished = _finish_with_run_all(tmp_path, system, runs, run_dir, Mode.ACCURACY)
+    assert finished.scores is not None
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM")
@@ -158,24 +165,5 @@ def test_sigterm_while_an_audit_is_verified_keeps_the_run_which_run_all_finishes
     assert "interrupted while verifying TEST06" in stderr
     assert record.interrupted_during == "evaluation" and record.audit is None
     assert record.loadgen.outcome is not None and record.harness is not None
-    log_before = (run_dir / "mlperf_log_accuracy.json").read_bytes()
-
-    request = CampaignRequest(
-        system=SystemDescriptor.model_validate(json.loads(system.read_text())),
-        scenarios=(Scenario.OFFLINE,),
-        modes=(Mode.TEST06,),
-        dataset=tmp_path / "data.json",
-        model=str(tmp_path / "model"),
-        smoke=Smoke(samples=SCORED_SAMPLES),
-        runs_root=runs,
-    )
-    campaign = plan_campaign(request)
-    [planned] = campaign.runs
-    assert planned.earlier.unfinished == run_dir
-    [outcome] = execute_campaign(campaign, Quiet())
-    assert outcome.valid and outcome.run_dir == run_dir
-    finished = read_record(run_dir)
-    assert finished is not None and finished.status == "completed" and finished.interrupted_during is None
+    finished = _finish_with_run_all(tmp_path, system, runs, run_dir, Mode.TEST06)
     assert finished.audit is not None and finished.audit["passed"]
-    assert (run_dir / "mlperf_log_accuracy.json").read_bytes() == log_before  # raw logs never touched
-    assert len([event for event in read_events(runs) if event.event == "run-started"]) == 1
