@@ -53,11 +53,8 @@ def echo_sourced_table(rows: Sequence[tuple[str, str, str]]) -> None:
 def echo_findings(findings: Sequence[Finding], files_checked: int | None) -> None:
     for finding in findings:
         color = "red" if finding.severity is Severity.ERROR else "yellow"
-        click.echo(
-            click.style(finding.render(), fg=color)
-            if click.get_text_stream("stdout").isatty()
-            else finding.render()
-        )
+        # click.echo drops the colour where stdout is no terminal (a pipe, a file, a test's runner).
+        click.echo(click.style(finding.render(), fg=color))
     counts = count_by_severity(findings)
     scope = f"{files_checked} file(s) checked: " if files_checked is not None else ""
     click.echo(f"{scope}{counts[Severity.ERROR]} error(s), {counts[Severity.WARNING]} warning(s)")
