@@ -704,18 +704,7 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
             audit=audit,
             accuracy=accuracy,
         )
-        write_record(run_dir, record)
-        ledger.append_event(
-            request.runs_root,
-            "run-finished",
-            request.system.id,
-            step=step,
-            run_dir=ledger_dir,
-            status=status,
-            valid=record.valid,
-            detail=problems[0] if problems else _result_text(record),
-            engine=_engine_text(result),
-        )
+        _write_finished(request, step, run_dir, record, engine=_engine_text(result))
     if status == "interrupted":
         if interrupted_during == "evaluation":
             raise RunInterrupted(f"{problems[-1]}; run.json and LoadGen's complete logs are in {run_dir}")
@@ -750,26 +739,40 @@ def finish_evaluation(plan: RunPlan, run_dir: Path, record: RunRecord) -> Finish
         audit, accuracy, problems = evaluate_run(plan, run_dir)
     except KeyboardInterrupt:
         raise RunInterrupted(f"{_interrupted_evaluation(plan, run_dir)}; {run_dir} is as it was") from None
-    finished = record.model_copy(
-        update={
-            "status": "completed",
-            "interrupted_during": None,
-            "valid": not problems,
-            "problems": problems,
-            "audit": audit,
-            "accuracy": accuracy,
-            "finished_utc": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
-    )
-    write_record(run_dir, finished)
+    with signals_held():  # as after a run: run.json and the ledger agree on how it ended
+        finished = record.model_copy(
+            update={
+                "status": "completed",
+                "interrupted_during": None,
+                "valid": not problems,
+                "problems": problems,
+                "audit": audit,
+                "accuracy": accuracy,
+                "finished_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+        )
+        _write_finished(request, step, run_dir, finished, fallback="evaluated after an interruption")
+    return FinishedRun(run_dir, finished)
+
+
+def _write_finished(
+    request: RunRequest,
+    step: str,
+    run_dir: Path,
+    record: RunRecord,
+    engine: str | None = None,
+    fallback: str | None = None,
+) -> None:
+    """run.json, then the ledger's run-finished line; callers hold signals so that both are written."""
+    write_record(run_dir, record)
     ledger.append_event(
         request.runs_root,
         "run-finished",
         request.system.id,
         step=step,
-        run_dir=ledger_dir,
-        status="completed",
-        valid=finished.valid,
-        detail=(problems[0] if problems else _result_text(finished)) or "evaluated after an interruption",
+        run_dir=str(run_dir.relative_to(request.runs_root)),
+        status=record.status,
+        valid=record.valid,
+        detail=(record.problems[0] if record.problems else _result_text(record)) or fallback,
+        engine=engine,
     )
-    return FinishedRun(run_dir, finished)
