@@ -309,8 +309,7 @@ def _set_mllog_value(path: Path, raw: str, rng: random.Random) -> str:
     else:
         index, record = len(lines), {"key": "result_validity", "metadata": {"is_error": False}}
         lines.append(b"")
-    record["value"] = SENTINEL
-    lines[index] = (MLLOG + json.dumps(record).replace(SENTINEL_JSON, raw, 1)).encode()
+    lines[index] = _mllog_line(record, raw)
     _replace(path, b"\n".join(lines))
     return f"the value of {record.get('key')!r} (line {index + 1})"
 
@@ -348,6 +347,12 @@ def _link(path: Path, destination: str) -> None:
 
 
 # --- the failures an earlier round found ---------------------------------------------------------------
+
+
+def _mllog_line(record: dict[str, Any], raw: str) -> bytes:
+    """The MLLOG line of `record` with `raw` (JSON text, perhaps not valid JSON) as its value."""
+    record["value"] = SENTINEL
+    return (MLLOG + json.dumps(record).replace(SENTINEL_JSON, raw, 1)).encode()
 
 
 @mutation("mllog_deep_list", Target.MLLOG, "an MLLOG record's value becomes a list nested 20,000 deep")
@@ -442,8 +447,7 @@ def mllog_past_double(path: Path, rng: random.Random) -> str:
     lines = _lines(path)
     index, record = rng.choice(_numeric_records(lines))  # a target holds at least one record
     raw = _past_a_double(rng)
-    record["value"] = SENTINEL
-    lines[index] = (MLLOG + json.dumps(record).replace(SENTINEL_JSON, raw, 1)).encode()
+    lines[index] = _mllog_line(record, raw)
     _replace(path, b"\n".join(lines))
     digits = len(raw.lstrip("-"))
     return f"the value of {record.get('key')!r} (line {index + 1}) := an integer of {digits} digits"
@@ -458,11 +462,8 @@ def mllog_duplicate_past_double(path: Path, rng: random.Random) -> str:
     lines = _lines(path)
     index, record = rng.choice(_numeric_records(lines))
     raw = _past_a_double(rng)
-    record["value"] = SENTINEL
     before = rng.random() < 0.5
-    lines.insert(
-        index if before else index + 1, (MLLOG + json.dumps(record).replace(SENTINEL_JSON, raw, 1)).encode()
-    )
+    lines.insert(index if before else index + 1, _mllog_line(record, raw))
     _replace(path, b"\n".join(lines))
     where, digits = "before" if before else "after", len(raw.lstrip("-"))
     return f"{record.get('key')!r} repeated {where} line {index + 1} := an integer of {digits} digits"
@@ -633,8 +634,7 @@ def mllog_duplicate_record(path: Path, rng: random.Random) -> str:
     lines = _lines(path)
     index, record = rng.choice(_mllog_records(lines) or [(0, {"key": "result_validity"})])
     raw = _other_type(rng)
-    record["value"] = SENTINEL
-    copy = (MLLOG + json.dumps(record).replace(SENTINEL_JSON, raw, 1)).encode()
+    copy = _mllog_line(record, raw)
     lines.insert(index + rng.randint(0, 1), copy)
     _replace(path, b"\n".join(lines))
     return f"{record.get('key')!r} repeated := {raw}"
