@@ -171,7 +171,9 @@ def test_the_search_keeps_what_pays_and_writes_a_copy_with_its_evidence(tmp_path
         )
     )
     descriptor = memory_bound_descriptor()
-    search = _search(tmp_path, descriptor, space)
+    # The engine keeps its schedule on the wall clock, so a loaded machine (CI runs six test workers on
+    # two cores) makes scores wander by a few percent; every gain the model predicts is 19 % or more.
+    search = _search(tmp_path, descriptor, space, min_gain=0.05)
     original = search.source.read_bytes()
     seen = []
     result = tune_engine(search, seen.append)
@@ -203,10 +205,10 @@ def test_the_search_keeps_what_pays_and_writes_a_copy_with_its_evidence(tmp_path
 
     assert scores[1] / scores[0] == pytest.approx(per_step(64, 0.025, 1) / per_step(64, 0.05, 1), rel=0.03)
     assert scores[2] / scores[1] == pytest.approx(per_step(128, 0.025, 1) / per_step(64, 0.025, 1), rel=0.03)
-    assert scores[3] == pytest.approx(scores[2], rel=0.01)  # 256 slots, 128 fit
+    assert scores[3] == pytest.approx(scores[2], rel=0.05)  # 256 slots, 128 fit
     assert scores[4] / scores[2] == pytest.approx(per_step(128, 0.025, 0) / per_step(128, 0.025, 1), rel=0.03)
     # Prompts shorter than 4096 tokens take one step either way: no gain, so not kept.
-    assert scores[6] == pytest.approx(scores[4], rel=0.01)
+    assert scores[6] == pytest.approx(scores[4], rel=0.05)
     assert result.best is result.trials[4]
     assert result.best.best_so_far
 
