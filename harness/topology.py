@@ -14,6 +14,7 @@ cache, which must take at least one sequence of max_model_len tokens or vLLM ref
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -219,6 +220,7 @@ class MemoryFit:
 
     gpu_bytes: int
     utilization: float
+    ranks: int  # GPUs a replica spans (tensor x pipeline parallel): they share the weights
     weights: int
     reserve: int
     sequence: int  # one max_model_len sequence's KV cache on this GPU
@@ -280,6 +282,7 @@ def memory_fit(
     return MemoryFit(
         gpu_bytes=smallest,
         utilization=float(engine_args.get("gpu_memory_utilization", _DEFAULT_UTILIZATION)),
+        ranks=tp * pp,
         weights=size.weight_bytes_per_rank(precision, tp, pp),
         reserve=activations + logits + _FIXED_RESERVE,
         sequence=size.kv_cache_bytes(max_model_len, tp, pp, kv_bytes),
@@ -291,9 +294,19 @@ def memory_fit(
 
 
 def check_fits(fit: MemoryFit, where: str) -> None:
-    if not fit.fits:
+    if fit.fits:
+        return
+    room = fit.gpu_bytes * fit.utilization - fit.reserve
+    if 0 < room <= fit.weights:
+        # More ranks share the weights; the reserve stays about the same per GPU.
+        needed = math.ceil(fit.weights * fit.ranks / room)
         raise SubmitterError(
-            f"{where}: the model does not fit: {fit.describe()}; vLLM needs room for at least one sequence. "
-            "Use more GPUs per replica (tensor_parallel_size), FP8 weights or KV cache, a higher "
-            "gpu_memory_utilization or fewer max_num_seqs"
+            f"{where}: the model does not fit: {fit.describe()}; the weights alone take more than the engine "
+            f"has left on each GPU: spread each replica over at least {needed} GPUs (tensor_parallel_size x "
+            f"pipeline_parallel_size; it spans {fit.ranks} now), or load smaller weights"
         )
+    raise SubmitterError(
+        f"{where}: the model does not fit: {fit.describe()}; vLLM needs room for at least one sequence. "
+        "Use more GPUs per replica (tensor_parallel_size), FP8 weights or KV cache, a higher "
+        "gpu_memory_utilization or fewer max_num_seqs"
+    )

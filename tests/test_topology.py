@@ -12,7 +12,7 @@ from test_descriptors import descriptor_data, errors, validate
 
 from harness.model_size import Precision, model_size
 from harness.stand_in_models import stand_in_config
-from harness.topology import GIB, described_gpus, memory_fit, place, replica_slices
+from harness.topology import GIB, check_fits, described_gpus, memory_fit, place, replica_slices
 from submitter.errors import SubmitterError
 from submitter.fileformats.run_record import Gpu
 from submitter.systems.descriptor import BenchmarkSetup
@@ -118,6 +118,24 @@ def test_the_memory_estimate_says_which_topologies_hold_a_model() -> None:
     assert "KV cache -" in too_small.describe()
 
 
+def test_deepseek_r1_at_full_depth_needs_eight_h200s() -> None:
+    """All 61 layers in the published FP8 blocks: about 627 GiB of weights, the KV cache of latent attention
+    kept whole on every rank. Eight H200s hold it with room for sequences of the benchmark's full length;
+    four cannot hold even the weights, and the refusal says how many GPUs would."""
+    config, _ = stand_in_config("deepseek-r1", precision="published")
+    weights = model_size(config).weight_bytes(Precision.of(config))
+    budget = 0.92 * H200[1] * (1 << 20)
+    assert 4 * budget < weights < 8 * budget
+    eight = _fit("deepseek-r1", host(H200, 8), tp=8, max_model_len=23200, gpu_memory_utilization=0.92)
+    assert eight.fits and eight.weights == pytest.approx(weights / 8, rel=0.01)
+    # Every rank keeps each token's 512 + 64 latent vector in 61 layers, in 16 bits.
+    assert eight.sequences == int((budget - eight.weights - eight.reserve) // (23200 * 61 * 576 * 2))
+    four = _fit("deepseek-r1", host(H200, 4), tp=4, max_model_len=23200, gpu_memory_utilization=0.92)
+    assert not four.fits
+    with pytest.raises(SubmitterError, match=r"weights alone .* at least 5 GPUs .* it spans 4 now"):
+        check_fits(four, "here")
+
+
 def test_described_gpus_are_what_the_system_description_says() -> None:
     gpus = described_gpus({**SXM_SYSTEM, "accelerators_per_node": "8", "number_of_nodes": "1"})
     assert len(gpus) == 8 and gpus[7].index == 7 and gpus[0].memory_bytes == 80 * GIB
@@ -188,3 +206,50 @@ def test_a_plan_whose_model_does_not_fit_is_refused_with_the_estimate(tmp_path: 
     assert "Traceback" not in result.stderr
     plain = run_cli("run-all", "--system", str(path), "--described-gpus", cwd=tmp_path)
     assert plain.returncode == 2 and "use it with --dry-run" in plain.stderr
+
+
+def test_the_eight_h200_deepseek_descriptor_plans_its_runs_and_four_gpus_are_refused(tmp_path: Path) -> None:
+    """bench/systems/gpu_deepseek_8xh200_dummy.json, the device run of deepseek-r1 at full depth with CUDA
+    graphs: `run-all --dry-run --described-gpus` plans every run on one TP=8 group of its eight H200s, and
+    the same descriptor with TP=4 is refused before anything runs."""
+    path = Path(__file__).resolve().parents[1] / "bench" / "systems" / "gpu_deepseek_8xh200_dummy.json"
+    descriptor = json.loads(path.read_text())
+    assert "enforce_eager" not in json.dumps(descriptor["benchmarks"]["deepseek-r1"])
+    model, data = tmp_path / "deepseek-r1", tmp_path / "data.pkl"
+    for command in (
+        (
+            "data",
+            "dummy-model",
+            "--benchmark",
+            "deepseek-r1",
+            "--precision",
+            "published",
+            "--out",
+            str(model),
+        ),
+        ("data", "synth", "--benchmark", "deepseek-r1", "--out", str(data)),
+    ):
+        made = run_cli(*command, cwd=tmp_path)
+        assert made.returncode == 0, made.stderr
+    dry_run = ("--model", str(model), "--dataset", str(data), "--dry-run", "--described-gpus")
+
+    planned = run_cli("run-all", "--system", str(path), *dry_run, "--json", cwd=tmp_path)
+    assert planned.returncode == 0, planned.stderr
+    runs = json.loads(planned.stdout)["runs"]
+    assert {run["step"] for run in runs} == {
+        f"deepseek-r1/{scenario}/{mode}"
+        for scenario in ("Offline", "Server")
+        for mode in ("TEST06", "accuracy", "performance")
+    }
+    for run in runs:
+        topology = run["topology"]
+        assert topology["tensor_parallel_size"] == 8 and len(topology["replicas"]) == 1
+        assert topology["replicas"][0]["gpus"] == list(range(8))
+        assert topology["memory_estimate"]["sequences"] >= 1
+
+    descriptor["id"] = "deepseek_on_four"
+    descriptor["benchmarks"]["deepseek-r1"]["tensor_parallel_size"] = 4
+    four = write_json(tmp_path / "deepseek_on_four.json", descriptor)
+    refused = run_cli("run-all", "--system", str(four), *dry_run, cwd=tmp_path)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "the model does not fit" in refused.stderr and "at least 5 GPUs" in refused.stderr

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# deepseek-r1 at full depth on a lent host of eight H200s (issue 39): all 61 layers in the published FP8
+# 128 x 128 blocks as dummy weights, CUDA graphs on, tensor parallel over the eight GPUs
+# (bench/systems/gpu_deepseek_8xh200_dummy.json; preflight estimates 78.3 GiB of weights and room for 32
+# full-length sequences per GPU, and refuses four GPUs), synthetic data with the benchmark's length profile
+# (all 4,388 records), round v6.1. One `submitter run-all` of the Offline scenario on one engine start:
+# TEST06, then performance (one set of 4,388 samples while QPS stays under 6.6), then accuracy.
+# Run from the checkout on the host after vLLM is in /tmp/site; it takes longer than one command may, so
+# start it detached:
+#   QPS=5 MODES="TEST06 performance accuracy" setsid nohup bash bench/gpu_deepseek_8xh200.sh > /tmp/gpu-deepseek.log 2>&1 &
+# and poll /tmp/gpu-deepseek/progress.txt; the files to bring back are gathered in /tmp/gpu-deepseek/out.
+set -uo pipefail
+export RESULTS=/tmp/gpu-deepseek
+source bench/gpu_host.sh
+benchmark=deepseek-r1
+system=gpu_deepseek_8xh200_dummy
+
+qps=${QPS:-5}
+mkdir -p "$RESULTS/systems"
+python3 - "$qps" "$RESULTS/systems/$system.json" <<'PY'
+import json, sys
+descriptor = json.load(open("bench/systems/gpu_deepseek_8xh200_dummy.json"))
+descriptor["benchmarks"]["deepseek-r1"]["scenarios"]["Offline"]["user_conf"]["target_qps"] = float(sys.argv[1])
+open(sys.argv[2], "w").write(json.dumps(descriptor, indent=2))
+PY
+export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
+log "target_qps $qps"
+
+timed submitter data dummy-model --benchmark "$benchmark" --precision published --out /tmp/dummy-deepseek-r1
+[ -f /tmp/deepseek-r1-synthetic-full.pkl ] || timed submitter data synth --benchmark "$benchmark" --round v6.1 \
+  --out /tmp/deepseek-r1-synthetic-full.pkl
+modes=()
+for mode in ${MODES:-TEST06 performance accuracy}; do modes+=(--mode "$mode"); done
+plan=(run-all --system "$system" --benchmark "$benchmark" --scenario Offline "${modes[@]}" --runs-dir "$RESULTS/runs")
+submitter "${plan[@]}" --dry-run >> "$RESULTS/progress.txt" 2>&1  # the placement, memory estimate and minutes
+timed submitter "${plan[@]}" --json > "$RESULTS/run-all.json" 2> "$RESULTS/run-all.log"
+python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/summary.md"
+
+grep -E "Available KV cache memory|GPU KV cache size|Model loading took|per GPU|replica\(s\)|CUDA graph" \
+  "$RESULTS/run-all.log" > "$RESULTS/memory.txt"
+mkdir -p "$RESULTS/out"
+cp "$RESULTS/gpus.txt" "$RESULTS/summary.md" "$RESULTS/memory.txt" "$RESULTS/progress.txt" "$RESULTS/run-all.json" "$RESULTS/out/"
+cp "$RESULTS/runs/ledger.jsonl" "$RESULTS/out/ledger.jsonl"
+for run in "$RESULTS"/runs/"$system"/*/*/*/*/; do
+  mode=$(basename "$(dirname "$run")")
+  cp "$run/run.json" "$RESULTS/out/$mode.run.json"
+  cp "$run/mlperf_log_summary.txt" "$RESULTS/out/$mode.mlperf_log_summary.txt" 2>/dev/null
+  cp "$run/accuracy.txt" "$RESULTS/out/$mode.accuracy.txt" 2>/dev/null
+done
+tail -c 2000000 "$RESULTS/run-all.log" > "$RESULTS/out/run-all.log"
+log "done"
