@@ -34,7 +34,7 @@ source bench/gpu_host.sh
     timed timeout 300 python3 bench/raw_offline.py --system gpu_dummy --samples 2000 $changes \
       --out "$RESULTS/sweep-$name.json"
   done
-  gpu_dummy_at_rate Server 55.117 "$RESULTS/step-down-system"
+  descriptor_at_rate gpu_dummy llama3.1-8b Server 55.117 "$RESULTS/step-down-system"
   SUBMITTER_SYSTEMS_PATH="$RESULTS/step-down-system" timed submitter run --system gpu_dummy \
     --scenario Server --mode performance --runs-dir "$RESULTS/server-step-down" --json \
     > "$RESULTS/server-step-down.json"

@@ -16,13 +16,7 @@ benchmark=deepseek-r1
 system=gpu_deepseek_8xh200_dummy
 
 qps=${QPS:-5}
-mkdir -p "$RESULTS/systems"
-python3 - "$qps" "$RESULTS/systems/$system.json" <<'PY'
-import json, sys
-descriptor = json.load(open("bench/systems/gpu_deepseek_8xh200_dummy.json"))
-descriptor["benchmarks"]["deepseek-r1"]["scenarios"]["Offline"]["user_conf"]["target_qps"] = float(sys.argv[1])
-open(sys.argv[2], "w").write(json.dumps(descriptor, indent=2))
-PY
+descriptor_at_rate "$system" "$benchmark" Offline "$qps" "$RESULTS/systems"
 export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
 log "target_qps $qps"
 

@@ -9,14 +9,15 @@ timed() {
   log "exit $? after $((SECONDS - started)) s: $*"
 }
 submitter() { python3 -m submitter "$@"; }
-# A copy of gpu_dummy.json with one scenario's target_qps changed, in folder $3 (for SUBMITTER_SYSTEMS_PATH).
-gpu_dummy_at_rate() {
-  mkdir -p "$3"
-  python3 - "$1" "$2" "$3/gpu_dummy.json" <<'EOF'
+# A copy of bench/systems/SYSTEM.json with one scenario's target_qps changed, written to folder DIR (for
+# SUBMITTER_SYSTEMS_PATH): descriptor_at_rate SYSTEM BENCHMARK SCENARIO QPS DIR
+descriptor_at_rate() {
+  mkdir -p "$5"
+  python3 - "$@" <<'EOF'
 import json, sys
-scenario, qps, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-descriptor = json.load(open("bench/systems/gpu_dummy.json"))
-descriptor["benchmarks"]["llama3.1-8b"]["scenarios"][scenario]["user_conf"]["target_qps"] = qps
-open(out, "w").write(json.dumps(descriptor, indent=2))
+system, benchmark, scenario, qps, folder = sys.argv[1:]
+descriptor = json.load(open(f"bench/systems/{system}.json"))
+descriptor["benchmarks"][benchmark]["scenarios"][scenario]["user_conf"]["target_qps"] = float(qps)
+open(f"{folder}/{system}.json", "w").write(json.dumps(descriptor, indent=2))
 EOF
 }

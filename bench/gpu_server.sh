@@ -22,7 +22,7 @@ source bench/gpu_host.sh
 
 (
   export CUDA_VISIBLE_DEVICES=1
-  gpu_dummy_at_rate Server 53.3 "$RESULTS/fallback-system"
+  descriptor_at_rate gpu_dummy llama3.1-8b Server 53.3 "$RESULTS/fallback-system"
   SUBMITTER_SYSTEMS_PATH="$RESULTS/fallback-system" timed submitter run --system gpu_dummy --scenario Server \
     --mode performance --runs-dir "$RESULTS/server" --json > "$RESULTS/server.json"
   timed submitter run --system gpu_dummy --scenario Offline --mode performance --smoke --smoke-samples 6000 \

@@ -18,13 +18,7 @@ source bench/gpu_host.sh
 benchmark=llama2-70b-99.9
 
 qps=${QPS:-37}
-mkdir -p "$RESULTS/systems"
-python3 - "$qps" "$RESULTS/systems/gpu_multi_dummy.json" <<'EOF'
-import json, sys
-descriptor = json.load(open("bench/systems/gpu_multi_dummy.json"))
-descriptor["benchmarks"]["llama2-70b-99.9"]["scenarios"]["Offline"]["user_conf"]["target_qps"] = float(sys.argv[1])
-open(sys.argv[2], "w").write(json.dumps(descriptor, indent=2))
-EOF
+descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$qps" "$RESULTS/systems"
 export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
 log "target_qps $qps"
 
