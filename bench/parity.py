@@ -431,6 +431,7 @@ def main() -> int:
     parser.add_argument("--max-results", type=int, help="mutate only trees with at most this many results")
     args = parser.parse_args()
     args.results = args.results.resolve()
+    args.work.mkdir(parents=True, exist_ok=True)
     lacking = lacking_files(args.results, args.lacking)
     comparisons, mutated = [], []
     for tree in trees_of(args.results, args.trees):
