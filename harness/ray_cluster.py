@@ -162,6 +162,7 @@ def cluster_problems(setup: ClusterSetup, nodes: list[ClusterNodeRecord]) -> lis
                 f"{setup.gpus_per_node} per node; start it with --num-gpus={setup.gpus_per_node} or correct "
                 "cluster.gpus_per_node"
             )
+    problems += device_problems(nodes)
     for package in (*SHARED_VERSIONS, "git commit"):
         found: dict[str, list[str]] = {}
         for node in nodes:
@@ -173,6 +174,32 @@ def cluster_problems(setup: ClusterSetup, nodes: list[ClusterNodeRecord]) -> lis
                 f"the nodes differ in {package} ({listed}); install the same on every node, since one "
                 "result must come from one engine and one harness"
             )
+    return problems
+
+
+def device_problems(nodes: list[ClusterNodeRecord]) -> list[str]:
+    """Ray counts GPUs it is told of; nvidia-smi on the node says which it may use (the raylet's
+    CUDA_VISIBLE_DEVICES). Several raylets on one host must each see their own GPUs, or their engines
+    would share the first ones. Nodes without nvidia-smi list no devices and are not judged here."""
+    problems = []
+    owners: dict[tuple[str, str], str] = {}
+    for node in nodes:
+        if node.devices and len(node.devices) < node.gpus:
+            problems.append(
+                f"node {node.name} offers Ray {node.gpus} GPU(s) but nvidia-smi there lists "
+                f"{len(node.devices)}; start it with --num-gpus={len(node.devices)} or let it see more GPUs "
+                "(CUDA_VISIBLE_DEVICES)"
+            )
+        for gpu in node.devices[: node.gpus]:
+            key = (node.host, gpu.bus_id or str(gpu.index))
+            if key in owners:
+                problems.append(
+                    f"nodes {owners[key]} and {node.name} would both run engines on GPU {gpu.index} "
+                    f"({key[1]}) of host {node.host}; start each raylet of a host with its own GPUs (e.g. "
+                    "CUDA_VISIBLE_DEVICES=1 ray start --num-gpus=1 ...)"
+                )
+            else:
+                owners[key] = node.name
     return problems
 
 

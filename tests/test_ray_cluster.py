@@ -5,6 +5,7 @@ so placement, preflight, run.json's provenance, a lost node and the resume are t
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -14,14 +15,14 @@ from typing import Any
 
 import pytest
 from conftest import run_cli, write_json
-from harness_helpers import fast_descriptor
+from harness_helpers import fake_nvidia_smi, fast_descriptor
 
 ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from harness.engines.base import EngineSpec, Generation  # noqa: E402
 from harness.engines.registry import create_engine  # noqa: E402
-from harness.ray_cluster import joined  # noqa: E402
+from harness.ray_cluster import ask_nodes, device_problems, joined  # noqa: E402
 from submitter.systems.descriptor import ClusterSetup  # noqa: E402
 
 GPUS_PER_NODE = 2
@@ -181,6 +182,47 @@ def test_an_unreachable_cluster_is_named_without_waiting(demo: Path) -> None:
     result = run_cli("run-all", "--system", "demo_ray.json", "--smoke", "--dry-run", cwd=demo)
     assert result.returncode == 1 and time.monotonic() - began < 30
     assert "head at 127.0.0.1:9 does not answer" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_raylets_sharing_a_host_must_each_see_their_own_gpus(cluster: LocalCluster, tmp_path: Path) -> None:
+    """Two GPUs of one host as two Ray nodes (the shape of the device run): each raylet started with its own
+    CUDA_VISIBLE_DEVICES answers with its own GPU, as nvidia-smi on the host lists it. A third raylet that
+    sees them all would put its engine on GPUs the others use, and is refused."""
+    fake_nvidia_smi(tmp_path, [("NVIDIA H100 80GB HBM3", 81559)] * 2)
+    on_path = f"{tmp_path}:{os.environ['PATH']}"
+    cluster.with_nodes(1)  # the head: no nvidia-smi, so it answers with no devices and is not judged
+    raylet = {**NODE, "num_gpus": 1}
+    added = [
+        cluster.cluster.add_node(**raylet, env_vars={"PATH": on_path, "CUDA_VISIBLE_DEVICES": visible})
+        for visible in ("0", "1")
+    ]
+    try:
+        cluster.cluster.wait_for_nodes()
+        with joined(cluster.address) as joined_ray:
+            nodes = ask_nodes(joined_ray)
+        seen = sorted((gpu.index, gpu.bus_id) for node in nodes for gpu in node.devices)
+        assert seen == [(0, "00000000:18:00.0"), (1, "00000000:28:00.0")]
+        assert device_problems(nodes) == []
+        # A raylet told of more GPUs than it may use (--num-gpus=2 with one visible).
+        one_gpu = next(node for node in nodes if node.devices)
+        (overcounted,) = device_problems([one_gpu.model_copy(update={"gpus": 2})])
+        assert "offers Ray 2 GPU(s) but nvidia-smi there lists 1" in overcounted
+
+        added.append(cluster.cluster.add_node(**{**NODE, "env_vars": {"PATH": on_path}}))
+        cluster.cluster.wait_for_nodes()
+        with joined(cluster.address) as joined_ray:
+            problems = device_problems(ask_nodes(joined_ray))
+        assert len(problems) == 2 and all("CUDA_VISIBLE_DEVICES=1 ray start" in p for p in problems)
+        shared = {
+            gpu
+            for gpu in ("GPU 0 (00000000:18:00.0)", "GPU 1 (00000000:28:00.0)")
+            for p in problems
+            if gpu in p
+        }
+        assert len(shared) == 2 and all("would both run engines on" in p for p in problems)
+    finally:
+        for node in added:
+            cluster.cluster.remove_node(node)
 
 
 @pytest.mark.slow
