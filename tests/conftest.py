@@ -37,6 +37,19 @@ def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any],
     return every_step_run(tmp_path_factory.mktemp("demo-runs"))
 
 
+@pytest.fixture(scope="module")
+def valid_llm_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A v6.1 tree that every command passes (llama3.1-8b, Offline and Server), built once per module for
+    tests that break a copy of it."""
+    import minitree
+
+    root = tmp_path_factory.mktemp("valid-llm")
+    minitree.build_tree(
+        root, "v6.1", [("sys", "llama3.1-8b", s) for s in ("Offline", "Server")], submitter="Org"
+    )
+    return root
+
+
 def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real command line in a fresh process, as a user would."""
     return subprocess.run(

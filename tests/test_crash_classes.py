@@ -25,7 +25,6 @@ import sys
 import time
 from pathlib import Path
 
-import minitree
 import pytest
 from conftest import SHARED, readable_folder, remove_folder
 from test_check_rules import build as build_rule_tree
@@ -56,16 +55,6 @@ REDHAT_ROOT_IN_OFFICIAL_CSV = b"/tmp/redhat_base"  # the --input the official ch
 
 
 # --- trees and commands -----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def valid_llm_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A v6.1 tree that every command passes (llama3.1-8b, Offline and Server)."""
-    root = tmp_path_factory.mktemp("valid-llm")
-    minitree.build_tree(
-        root, "v6.1", [("sys", "llama3.1-8b", s) for s in ("Offline", "Server")], submitter="Org"
-    )
-    return root
 
 
 @pytest.fixture

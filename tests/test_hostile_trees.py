@@ -15,7 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import minitree
 import pytest
 
 from submitter.fileformats.mlperf_log import MLLOG_PREFIX
@@ -32,19 +31,9 @@ TIMEOUT_S = 60
 HUGE = "9" * 5000  # int() converts at most 4300 digits
 
 
-@pytest.fixture(scope="module")
-def valid_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A v6.1 tree that every command passes (llama3.1-8b, Offline and Server)."""
-    root = tmp_path_factory.mktemp("valid")
-    minitree.build_tree(
-        root, "v6.1", [("sys", "llama3.1-8b", s) for s in ("Offline", "Server")], submitter="Org"
-    )
-    return root
-
-
 @pytest.fixture
-def tree(valid_tree: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(valid_tree, tmp_path / "tree", symlinks=True))
+def tree(valid_llm_tree: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(valid_llm_tree, tmp_path / "tree", symlinks=True))
 
 
 def run(command: str, tree: Path, tmp_path: Path, expected: int, *options: str) -> str:
