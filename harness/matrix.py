@@ -64,7 +64,7 @@ def required_steps(
                 continue  # set up for another round (DESC-BENCHMARK warns); --round picks one that has it
             having = rounds_with_benchmark(name)
             raise UsageProblem(
-                f"round {rules.name} has no benchmark {name!r} (systems/{system.id}.json); "
+                f"round {rules.name} has no benchmark {name!r} ({system.shown}); "
                 + (f"it is in {', '.join(having)}: pass --round" if having else "no round has it")
             )
         required = [Mode.ACCURACY, Mode.PERFORMANCE]

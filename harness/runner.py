@@ -226,7 +226,7 @@ def _dataset_for(request: RunRequest, setup: BenchmarkSetup, benchmark: Benchmar
     if path is None:
         raise UsageProblem(
             f"no dataset: pass --dataset, or set dataset_path for {request.benchmark} in "
-            f"systems/{request.system.id}.json (`submitter data synth` makes one with the real shape)"
+            f"{request.system.shown} (`submitter data synth` makes one with the real shape)"
         )
     assert benchmark.generation is not None and benchmark.plugin is not None
     expected_size, what = benchmark.dataset.size, benchmark.dataset.name
@@ -277,7 +277,7 @@ def plan_run(request: RunRequest) -> RunPlan:
     generation_rules = benchmark.generation
     media = sample_media(benchmark_plugin(benchmark))  # a benchmark no plug-in runs stops here
 
-    where = f"systems/{system.id}.json {request.scenario}"
+    where = f"{system.shown} {request.scenario}"
     backend = setup.backend_for(request.scenario)
     engine_facts = backend_info(backend)
     args = setup.engine_args_for(request.scenario)

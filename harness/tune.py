@@ -142,8 +142,7 @@ def _start_qps(request: TuneRequest) -> float:
     configured = scenario.user_conf.get("target_qps") if scenario else None
     if not configured:
         raise UsageProblem(
-            f"systems/{request.system.id}.json sets no {request.scenario} target_qps to start from; "
-            "pass --start QPS"
+            f"{request.system.shown} sets no {request.scenario} target_qps to start from; pass --start QPS"
         )
     return float(configured)
 

@@ -252,4 +252,6 @@ def test_the_eight_h200_deepseek_descriptor_plans_its_runs_and_four_gpus_are_ref
     four = write_json(tmp_path / "deepseek_on_four.json", descriptor)
     refused = run_cli("run-all", "--system", str(four), *dry_run, cwd=tmp_path)
     assert refused.returncode == 1 and "Traceback" not in refused.stderr
-    assert "the model does not fit" in refused.stderr and "at least 5 GPUs" in refused.stderr
+    # Named by the file it came from, not by a catalog place it is not in.
+    assert "deepseek_on_four.json Offline: the model does not fit" in refused.stderr
+    assert "systems/deepseek_on_four.json" not in refused.stderr and "at least 5 GPUs" in refused.stderr

@@ -169,7 +169,7 @@ def resolve_identity(request: StageRequest) -> Identity:
             described = system.system.get(key)
             if described != values[key]:
                 raise UsageProblem(
-                    f"systems/{system.id}.json says {key} {described!r}, but --{key} is {asked!r}; the "
+                    f"{system.shown} says {key} {described!r}, but --{key} is {asked!r}; the "
                     "checker requires the system description to match the tree, so change one of them"
                 )
     if values["division"] not in DIVISIONS:
@@ -182,11 +182,11 @@ def resolve_identity(request: StageRequest) -> Identity:
 
 def _described(systems: tuple[SystemDescriptor, ...], key: str) -> str:
     """The one value of `key` that every descriptor's official system block holds."""
-    found = {system.id: system.system.get(key) for system in systems}
+    found = {system.shown: system.system.get(key) for system in systems}
     values = set(found.values())
     if len(values) == 1 and isinstance(value := values.pop(), str) and value:
         return value
-    listed = ", ".join(f"systems/{system_id}.json: {value!r}" for system_id, value in found.items())
+    listed = ", ".join(f"{shown}: {value!r}" for shown, value in found.items())
     raise UsageProblem(
         f"no single {key} in the descriptors ({listed}); set the same {key} in the `system` block of "
         f"each, or pass --{key}"

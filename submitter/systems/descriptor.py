@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
 from submitter.errors import SubmitterError
 from submitter.rounds.models import Scenario
@@ -141,6 +141,17 @@ class SystemDescriptor(BaseModel):
     cluster: ClusterSetup | None = Field(
         default=None, description="a multi-node system's Ray cluster; absent: engines run on this host"
     )
+    # The file it was read from, as messages show it (set by load_descriptor).
+    _shown: str | None = PrivateAttr(default=None)
+
+    @property
+    def shown(self) -> str:
+        """How messages name the descriptor: the file it was read from, or its catalog place."""
+        return self._shown or f"systems/{self.id}.json"
+
+    def read_from(self, shown: str) -> SystemDescriptor:
+        self._shown = shown
+        return self
 
     @property
     def submitter(self) -> str | None:

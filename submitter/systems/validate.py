@@ -105,7 +105,7 @@ def load_descriptor(path: Path) -> SystemDescriptor:
             "`submitter systems validate PATH`"
         )
     try:
-        return SystemDescriptor.model_validate(data)
+        return SystemDescriptor.model_validate(data).read_from(display_path(path))
     except ValidationError as exc:
         shown = display_path(path)
         findings = [_schema_finding(shown, error) for error in exc.errors()]
