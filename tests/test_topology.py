@@ -150,6 +150,10 @@ def test_described_gpus_are_what_the_system_description_says() -> None:
             "4 replica(s) of TP=2 on GPUs 0,1 | 2,3 | 4,5 | 6,7 (8x NVIDIA H100-PCIe-80GB)",
         ),
         (
+            "azure_nd_h100_v5",
+            "4 replica(s) of TP=2 on GPUs 0,1 | 2,3 | 4,5 | 6,7 (8x NVIDIA H100-SXM-80GB)",
+        ),
+        (
             "azure_nd_h200_v5",
             "8 replica(s) of TP=1 on GPUs 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 (8x NVIDIA H200-SXM-141GB)",
         ),
