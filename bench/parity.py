@@ -81,6 +81,7 @@ class TreeComparison:
     disagreements: list[dict[str, object]]
     row_differences: list[dict[str, object]]
     mutation: str | None = None  # the breakage applied to this copy, if any
+    csv_identical: bool = False  # both checkers wrote the same summary.csv, byte for byte
 
     @property
     def agreements(self) -> int:
@@ -282,10 +283,18 @@ def check_tree_pair(
         official.seconds = min(official.seconds, run_official(args, root, scratch).seconds)
         ours.seconds = min(ours.seconds, run_ours(args, root, tree, scratch).seconds)
     disagreements, rows = compare(tree, official, ours)
+    csv_identical = _same_bytes(scratch / "official.csv", scratch / "ours.csv")
     shutil.rmtree(scratch, ignore_errors=True)
     for disagreement in disagreements:
         disagreement["mutation"] = recipe
-    return TreeComparison(tree, pruned, unread, official, ours, disagreements, rows, recipe)
+    return TreeComparison(tree, pruned, unread, official, ours, disagreements, rows, recipe, csv_identical)
+
+
+def _same_bytes(first: Path, second: Path) -> bool:
+    try:
+        return first.read_bytes() == second.read_bytes()
+    except OSError:  # a checker that crashed wrote none
+        return False
 
 
 def markdown(args: argparse.Namespace, comparisons: list[TreeComparison], command: str) -> str:
@@ -327,12 +336,19 @@ def markdown(args: argparse.Namespace, comparisons: list[TreeComparison], comman
             rows_equal=rows_equal,
             rows=len(c.official.rows),
             slower=c.ours.seconds > c.official.seconds,
+            csv_identical=c.csv_identical,
         )
     out.append(
         f"| **all** | {totals['results']} | {totals['official']} | {totals['ours']} | {totals['agree']} "
         f"| {totals['rows_equal']}/{totals['rows']} | | |"
     )
-    out += ["", f"Trees where ours took longer than the official checker: {totals['slower']}.", ""]
+    out += [
+        "",
+        f"Trees whose summary.csv is the official one byte for byte: {totals['csv_identical']} of "
+        f"{len(comparisons)}.",
+        f"Trees where ours took longer than the official checker: {totals['slower']}.",
+        "",
+    ]
     disagreements = [d for c in comparisons for d in c.disagreements]
     out.append(f"Disagreements ({len(disagreements)}):")
     out.append("")
@@ -471,6 +487,7 @@ def main() -> int:
                         },
                         "disagreements": c.disagreements,
                         "row_differences": c.row_differences,
+                        "csv_identical": c.csv_identical,
                     }
                     for c in comparisons
                 ],
