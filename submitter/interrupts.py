@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 # The exit status of a command ended by Ctrl-C or SIGTERM: the shell's 128 + SIGINT, for both.
 EXIT_INTERRUPTED = 130
@@ -61,13 +62,24 @@ def terminate_as_interrupt() -> Iterator[None]:
 @contextmanager
 def signals_held() -> Iterator[None]:
     """Within the block, Ctrl-C and SIGTERM wait (they are delivered when it ends), so a step such as
-    "create a temporary file and remember its name" is never cut in half and left unremembered."""
-    if not hasattr(signal, "pthread_sigmask"):  # not POSIX: nothing to hold them with
+    "create a temporary file and remember its name" is never cut in half and left unremembered.
+
+    The wait is kept by the handlers, not by a signal mask: a mask holds a signal off one thread only, and
+    the kernel may hand a kill to any thread of the process (numpy's, LoadGen's, an engine's), whose
+    handler then interrupts the main thread anyway. Each signal that arrives is delivered once, to the
+    handler in place, when the block ends."""
+    if not _on_main_thread():  # only the main thread runs signal handlers, so only it can be interrupted
         yield
         return
-    held = {signal.SIGINT, signal.SIGTERM}
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    arrived: list[int] = []
+    replaced: dict[int, Any] = {}
     try:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(signum) is not None:  # None: installed outside Python, left alone
+                replaced[signum] = signal.signal(signum, lambda signum, frame: arrived.append(signum))
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        for signum, handler in replaced.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(arrived):
+            signal.raise_signal(signum)
