@@ -68,7 +68,14 @@ def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_as_in_the_foreground,
     )
+
+
+def _as_in_the_foreground() -> None:
+    """Ctrl-C reaches a command in a terminal's foreground; a test run in the background (`nohup ... &`,
+    some CI runners) would hand its commands SIGINT ignored, which Python then keeps ignoring."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for(folder: Path, pattern: str, process: subprocess.Popen[str], timeout_s: float = 120) -> Path:

@@ -31,8 +31,19 @@ def _steps_until_interrupted(signum: int) -> Iterator[str]:
         yield "done"
 
 
+@pytest.fixture
+def ctrl_c_interrupts() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt, as in a terminal's foreground (a test run in the background may
+    have inherited SIGINT ignored)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_another_thread_receives_waits_for_the_held_step_to_end(signum: int) -> None:
+def test_a_signal_another_thread_receives_waits_for_the_held_step_to_end(
+    signum: int, ctrl_c_interrupts: None
+) -> None:
     steps: list[str] = []
     with terminate_as_interrupt(), pytest.raises(KeyboardInterrupt):
         for step in _steps_until_interrupted(signum):
