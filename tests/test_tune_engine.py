@@ -203,10 +203,10 @@ def test_the_search_keeps_what_pays_and_writes_a_copy_with_its_evidence(tmp_path
     def per_step(running: int, kv_ms: float, scheduling_ms: float) -> float:
         return running / (2.0 + running * kv_ms + scheduling_ms)
 
-    assert scores[1] / scores[0] == pytest.approx(per_step(64, 0.025, 1) / per_step(64, 0.05, 1), rel=0.03)
-    assert scores[2] / scores[1] == pytest.approx(per_step(128, 0.025, 1) / per_step(64, 0.025, 1), rel=0.03)
+    assert scores[1] / scores[0] == pytest.approx(per_step(64, 0.025, 1) / per_step(64, 0.05, 1), rel=0.05)
+    assert scores[2] / scores[1] == pytest.approx(per_step(128, 0.025, 1) / per_step(64, 0.025, 1), rel=0.05)
     assert scores[3] == pytest.approx(scores[2], rel=0.05)  # 256 slots, 128 fit
-    assert scores[4] / scores[2] == pytest.approx(per_step(128, 0.025, 0) / per_step(128, 0.025, 1), rel=0.03)
+    assert scores[4] / scores[2] == pytest.approx(per_step(128, 0.025, 0) / per_step(128, 0.025, 1), rel=0.05)
     # Prompts shorter than 4096 tokens take one step either way: no gain, so not kept.
     assert scores[6] == pytest.approx(scores[4], rel=0.05)
     assert result.best is result.trials[4]
