@@ -36,10 +36,7 @@ mkdir -p "$RESULTS/out"
 cp "$RESULTS/gpus.txt" "$RESULTS/summary.md" "$RESULTS/memory.txt" "$RESULTS/progress.txt" "$RESULTS/run-all.json" "$RESULTS/out/"
 cp "$RESULTS/runs/ledger.jsonl" "$RESULTS/out/ledger.jsonl"
 for run in "$RESULTS"/runs/"$system"/*/*/*/*/; do
-  mode=$(basename "$(dirname "$run")")
-  cp "$run/run.json" "$RESULTS/out/$mode.run.json"
-  cp "$run/mlperf_log_summary.txt" "$RESULTS/out/$mode.mlperf_log_summary.txt" 2>/dev/null
-  cp "$run/accuracy.txt" "$RESULTS/out/$mode.accuracy.txt" 2>/dev/null
+  keep_run "$run" "$(basename "$(dirname "$run")")"  # named by its mode
 done
 tail -c 2000000 "$RESULTS/run-all.log" > "$RESULTS/out/run-all.log"
 log "done"

@@ -21,3 +21,11 @@ descriptor["benchmarks"][benchmark]["scenarios"][scenario]["user_conf"]["target_
 open(f"{folder}/{system}.json", "w").write(json.dumps(descriptor, indent=2))
 EOF
 }
+# The files of one run to bring back, in $RESULTS/out as NAME.run.json, NAME.mlperf_log_summary.txt and
+# NAME.accuracy.txt (those the run has): keep_run RUN_DIR NAME
+keep_run() {
+  mkdir -p "$RESULTS/out"
+  for file in run.json mlperf_log_summary.txt accuracy.txt; do
+    if [ -f "$1/$file" ]; then cp "$1/$file" "$RESULTS/out/$2.$file"; fi
+  done
+}

@@ -55,9 +55,7 @@ python3 bench/summarize_runs.py "$RESULTS/two-nodes" >> "$RESULTS/summary.md"
 mkdir -p "$RESULTS/out"
 cp "$RESULTS/gpus.txt" "$RESULTS/summary.md" "$RESULTS/progress.txt" "$RESULTS/cluster.log" "$RESULTS"/*.json "$RESULTS/out/"
 for run in "$RESULTS"/one-node/*/*/*/*/*/ "$RESULTS"/two-nodes/*/*/*/*/*/; do
-  system=$(basename "$(dirname "$(dirname "$(dirname "$(dirname "$run")")")")")
-  cp "$run/run.json" "$RESULTS/out/$system.run.json"
-  cp "$run/mlperf_log_summary.txt" "$RESULTS/out/$system.mlperf_log_summary.txt" 2>/dev/null
+  keep_run "$run" "$(basename "$(dirname "$(dirname "$(dirname "$(dirname "$run")")")")")"  # by its system
 done
 for system_log in "$RESULTS"/gpu_*.log; do tail -c 300000 "$system_log" > "$RESULTS/out/$(basename "$system_log")"; done
 log "done"

@@ -39,8 +39,7 @@ mkdir -p "$RESULTS/out"
 cp "$RESULTS/gpus.txt" "$RESULTS/progress.txt" "$RESULTS/summary.md" "$RESULTS"/raw-*.json \
   "$RESULTS/offline-static.json" /tmp/dummy-llama3.1-8b-static/config.json "$RESULTS/out/"
 for run in "$RESULTS"/runs/gpu_dummy_static/*/*/*/*/; do
-  cp "$run/run.json" "$RESULTS/out/offline-static.run.json"
-  cp "$run/mlperf_log_summary.txt" "$RESULTS/out/offline-static.mlperf_log_summary.txt" 2>/dev/null
+  keep_run "$run" offline-static
 done
 tail -c 300000 "$RESULTS/offline-static.log" > "$RESULTS/out/offline-static.log"
 log "done"
