@@ -76,7 +76,7 @@ def signals_held() -> Iterator[None]:
     try:
         for signum in (signal.SIGINT, signal.SIGTERM):
             if signal.getsignal(signum) is not None:  # None: installed outside Python, left alone
-                replaced[signum] = signal.signal(signum, lambda signum, frame: arrived.append(signum))
+                replaced[signum] = signal.signal(signum, lambda received, _frame: arrived.append(received))
         yield
     finally:
         for signum, handler in replaced.items():
