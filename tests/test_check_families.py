@@ -29,6 +29,7 @@ from minitree import (
     system_type_for,
 )
 from one_judge import assert_review_agrees
+from treecopy import set_log_value
 
 from submitter.check.checker import CheckReport, check_tree
 from submitter.check.load import LinkState, index_files
@@ -385,6 +386,25 @@ def test_an_llm_offline_endpoints_result_is_accepted_in_tokens_per_second(tmp_pa
 
 def test_the_llm_offline_endpoints_cases_are_the_endpoints_llms():
     assert {"llama3.1-8b", "gpt-oss-120b"} <= set(_llm_offline_endpoints())
+
+
+def test_an_accuracy_log_is_judged_by_the_samples_its_qsl_held(tmp_path):
+    """LoadGen logs gpt-oss-120b's whole set as asked even when its QSL held fewer: the log covers only
+    those, whatever the asked count says."""
+    scenarios = ("Offline", "Interactive")
+    tree = build_tree(tmp_path, "v6.1", [("Sys", "gpt-oss-120b", scenario) for scenario in scenarios])
+    result = tree.result("gpt-oss-120b", "Offline")
+    whole = result.bench.dataset.accuracy_sample_count
+    assert not _errors(check_tree(tmp_path))
+    set_log_value(result.accuracy_log, "effective_accuracy_sample_count", whole)
+    set_log_value(result.accuracy_log, "qsl_reported_total_count", 256)
+    report = check_tree(tmp_path)
+    (finding,) = [finding for finding in report.findings if finding.rule == "ACC-DATASET"]
+    assert finding.field == "effective_accuracy_sample_count"
+    held = "the QSL held 256 samples (qsl_reported_total_count), so the accuracy log covers 256"
+    assert held in finding.message
+    assert f"must cover all {whole}" in finding.message
+    assert {row.scenario: row.valid for row in report.results} == {"Offline": False, "Interactive": True}
 
 
 def test_whisper_s_figure_is_named_by_its_unit_except_in_summary_csv(tmp_path):

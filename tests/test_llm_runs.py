@@ -6,6 +6,7 @@ closed tree that `check` fails only on the rules the --smoke trials break on pur
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -126,7 +127,17 @@ def test_synth_run_all_stage_and_check(
         env={"SUBMITTER_SYSTEMS_PATH": str(systems)},
     )  # fmt: skip
     assert stage.returncode == 1, stage.stderr  # the trials fall short on purpose
+    # The smoke accuracy run covers 256 records of a larger set: the check says so (below), and stage
+    # names every error a trial (gpt-oss-120b's LoadGen logs the whole set as asked, its QSL held 256).
+    all_trials = r"FAILS with (\d+) error\(s\), \1 of them made by --smoke trials on purpose"
+    assert re.search(all_trials, stage.stderr), stage.stderr
     check = run_cli("check", "tree", "--round", round_name, "--json", cwd=tmp_path)
-    findings = json.loads(check.stdout)["findings"]
+    report = json.loads(check.stdout)
+    findings = report["findings"]
     errors = {finding["rule"] for finding in findings if finding["severity"] == "error"}
-    assert errors and errors <= TRIAL_RULES, findings
+    assert "ACC-DATASET" in errors and errors <= TRIAL_RULES, findings
+    # run-all printed each figure in the unit the check gives it (whisper: Tokens/s, not summary.csv's label)
+    units = {row["scenario"]: row["units"] for row in report["results"] if row["benchmark"] == benchmark}
+    assert units
+    for scenario, unit in units.items():
+        assert steps[f"{benchmark}/{scenario}/performance"]["metric"].endswith(f" {unit}"), (scenario, unit)

@@ -147,7 +147,7 @@ def test_described_gpus_are_what_the_system_description_says() -> None:
         ("dell_r760xa_l40s", "2 replica(s) of TP=2 on GPUs 0,1 | 2,3 (4x NVIDIA L40S)"),
         (
             "supermicro_as4125gs_h100pcie",
-            "4 replica(s) of TP=2 on GPUs 0,1 | 2,3 | 4,5 | 6,7 (8x NVIDIA H100-PCIe-80GB)",
+            "2 replica(s) of TP=4 on GPUs 0,1,2,3 | 4,5,6,7 (8x NVIDIA H100-PCIe-80GB)",
         ),
         (
             "azure_nd_h100_v5",
