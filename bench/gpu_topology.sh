@@ -1,43 +1,62 @@
 #!/usr/bin/env bash
-# Full-depth llama2-70b as two tensor-parallel replicas (TP=2 x 2, the Dell R760xa L40S system's shape) on a
-# lent host with 4 GPUs: a dummy-weight checkpoint in the precision Red Hat published (AutoFP8, static
-# activations; run in bf16, since vLLM 0.26.0's fused all-reduce + RMSNorm + FP8 kernel refuses fp16 under
-# tensor parallelism), synthetic data with the OpenOrca length profile (all 24,576 records), and one
-# `submitter run-all` of the Offline scenario's TEST06 and full-length performance run on one engine start.
-# Descriptor: bench/systems/gpu_multi_dummy.json. Offline issues max(24,576, 1.1 x 600 s x target_qps)
-# samples rounded up to whole sets of 24,576 (equal-issue mode): QPS (default 37) at most 37.2 keeps one
-# set, which is VALID where the engine takes 600 s or more for it (up to about 41 samples/s; 4 H100s are
-# expected below that), while more than 37.2 issues two sets (49,152: about 20 minutes at 40/s, more than
-# a 30-minute lease has left after staging and the engine's start).
-# Run from the checkout on the host after vLLM is in /tmp/site; it takes 15-20 minutes, so start it detached:
-#   QPS=37 setsid nohup bash bench/gpu_topology.sh > /tmp/gpu-topology.log 2>&1 &
+# A full-depth model as tensor-parallel replicas on a lent host with 4 GPUs, at full length: a dummy-weight
+# checkpoint in the precision the published systems ran (`data dummy-model --precision published`), synthetic
+# data with the data set's length profile (every record), and one `submitter run-all` of the Offline scenario's
+# audit and full-length performance run on one engine start. Descriptor: bench/systems/gpu_multi_dummy.json.
+#
+#   benchmark        topology        round  audit   QPS default: samples issued (equal-issue mode)
+#   llama2-70b-99.9  2 x TP=2        v6.1   TEST06  37: 24,576 (one set), VALID below ~41 samples/s
+#   mixtral-8x7b     2 x TP=2        v6.0   TEST06  80: 60,000 (four sets of 15,000), VALID below ~100 samples/s
+#   gpt-oss-120b     4 x TP=1        v6.1   none    9.7: 6,396 (one set), VALID below ~10.7 samples/s
+#
+# Offline issues max(min queries, 1.1 x 600 s x target_qps) rounded up to whole data sets, and is VALID only
+# where the engine needs 600 s or more for them: pick QPS from the rate expected on the GPUs lent (the plan's
+# dry run, printed into the progress file, says how many samples QPS asks). llama2-70b on 4x H100 SXM did
+# 33.5 samples/s; mixtral-8x7b is expected at 60-90 on four H100s; gpt-oss-120b (about 1,280 answer tokens
+# a sample) at about 11 on four H100s, 14 on four H200s, where QPS=19 (two sets, 12,792) is the one VALID.
+# mixtral-8x7b is a v6.0 benchmark: its LoadGen 6.0.15 wheel is carried in .stage/loadgen (pip download
+# --no-deps --only-binary :all: --python-version 3.12 --platform manylinux_2_28_x86_64 -d .stage/loadgen
+# mlcommons-loadgen==6.0.15).
+# Run from the checkout on the host after vLLM is in /tmp/site; it takes 15-25 minutes, so start it detached:
+#   QPS=37 setsid nohup bash bench/gpu_topology.sh llama2-70b-99.9 > /tmp/gpu-topology.log 2>&1 &
 # and poll /tmp/gpu-topology/progress.txt; the files to bring back are gathered in /tmp/gpu-topology/out.
 set -uo pipefail
+benchmark=${1:-llama2-70b-99.9}
 export RESULTS=/tmp/gpu-topology
 source bench/gpu_host.sh
-benchmark=llama2-70b-99.9
 
-qps=${QPS:-37}
-descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$qps" "$RESULTS/systems"
-export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
-log "target_qps $qps"
+round=v6.1 modes=(--mode TEST06 --mode performance)
+case $benchmark in
+  llama2-70b-99.9) model=/tmp/dummy-llama2-70b data=/tmp/openorca-synthetic-full.pkl ;;
+  mixtral-8x7b) model=/tmp/dummy-mixtral-8x7b data=/tmp/mixtral-synthetic-full.pkl round=v6.0
+    export SUBMITTER_LOADGEN_DIR=/tmp/loadgen
+    [ -d /tmp/loadgen/6.0.15 ] || python3 -m pip install -q --no-deps --target /tmp/loadgen/6.0.15 .stage/loadgen/*.whl ;;
+  gpt-oss-120b) model=/tmp/dummy-gpt-oss-120b data=/tmp/gpt-oss-120b-synthetic-full
+    modes=(--mode performance) ;;  # TEST07 and TEST09 ran on one H200 (issue 21); TEST09 is a second full set
+  *) echo "no multi-GPU setup for $benchmark in bench/systems/gpu_multi_dummy.json" >&2; exit 2 ;;
+esac
+if [ -n "${QPS:-}" ]; then
+  descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$QPS" "$RESULTS/systems"
+  export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
+  log "$benchmark target_qps $QPS"
+fi
 
-timed submitter data dummy-model --benchmark "$benchmark" --precision published --out /tmp/dummy-llama2-70b
-[ -f /tmp/openorca-synthetic-full.pkl ] || timed submitter data synth --benchmark "$benchmark" --out /tmp/openorca-synthetic-full.pkl
-plan=(run-all --system gpu_multi_dummy --benchmark "$benchmark" --scenario Offline --mode TEST06 --mode performance
+timed submitter data dummy-model --benchmark "$benchmark" --precision published --out "$model"
+[ -e "$data" ] || timed submitter data synth --benchmark "$benchmark" --round "$round" --out "$data"
+plan=(run-all --system gpu_multi_dummy --round "$round" --benchmark "$benchmark" --scenario Offline "${modes[@]}"
   --runs-dir "$RESULTS/runs")
 submitter "${plan[@]}" --dry-run >> "$RESULTS/progress.txt" 2>&1  # the samples and minutes each run takes
 timed submitter "${plan[@]}" --json > "$RESULTS/run-all.json" 2> "$RESULTS/run-all.log"
 python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/summary.md"
 
 # What vLLM said of memory, beside preflight's estimate (run-all's first lines).
-grep -E "Available KV cache memory|GPU KV cache size|Model loading took|per GPU|replica\(s\)" "$RESULTS/run-all.log" \
-  > "$RESULTS/memory.txt"
+grep -E "Available KV cache memory|GPU KV cache size|Model loading took|per GPU|replica\(s\)|torch.compile took" \
+  "$RESULTS/run-all.log" > "$RESULTS/memory.txt"
 mkdir -p "$RESULTS/out"
 cp "$RESULTS/gpus.txt" "$RESULTS/summary.md" "$RESULTS/memory.txt" "$RESULTS/progress.txt" "$RESULTS/run-all.json" "$RESULTS/out/"
 cp "$RESULTS/runs/ledger.jsonl" "$RESULTS/out/ledger.jsonl"
-for run in "$RESULTS"/runs/gpu_multi_dummy/*/*/*/*/; do
+for run in "$RESULTS"/runs/gpu_multi_dummy/"$benchmark"/*/*/*/; do
   keep_run "$run" "$(basename "$(dirname "$run")")"  # named by its mode
 done
-tail -c 2000000 "$RESULTS/run-all.log" > "$RESULTS/out/run-all.log"
-log "done"
+tail -c 2000000 "$RESULTS/run-all.log" | xz -9 > "$RESULTS/out/run-all.log.xz"
+log "done $benchmark"
