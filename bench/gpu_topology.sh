@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A full-depth model as tensor-parallel replicas on a lent host with 4 GPUs, at full length: a dummy-weight
+# A full-depth model as tensor-parallel replicas on a lent host with 4 GPUs, at full length where a lease
+# allows (shortened and labelled so where not, below): a dummy-weight
 # checkpoint in the precision the published systems ran (`data dummy-model --precision published`), synthetic
 # data with the data set's length profile (every record), and one `submitter run-all` of the Offline scenario's
 # audit and full-length performance run on one engine start. Descriptor: bench/systems/gpu_multi_dummy.json.
@@ -9,17 +10,25 @@
 #   mixtral-8x7b     2 x TP=2        v6.0   TEST06  80: 60,000 (four sets of 15,000), VALID below ~100 samples/s
 #   gpt-oss-120b     4 x TP=1        v6.1   none    9.7: 6,396 (one set), VALID below ~10.7 samples/s
 #   whisper          4 x TP=1        v6.1   none    220: 145,337 (89 sets of 1,633), VALID below ~242 samples/s
+#   qwen3-vl-235b-a22b  TP=4, 94 layers  v6.1  none  shortened: one pass over SAMPLES (default 3,600) records
+#   llama3.1-405b    TP=4            v6.0   none    shortened: one pass over SAMPLES (default 192) records;
+#                                                   all 126 layers fit four H200s, LAYERS=80 on four H100s
+#
+# A full-length run of the last two would take hours (equal-issue sets of 48,289 and 8,313 samples at a few
+# samples/s), so they run as labelled trials (`--smoke --smoke-samples`) sized for 8-10 minutes of steady
+# generation at the rate expected (qwen3-vl about 6 samples/s on four H100s, 405b about 0.3).
 #
 # Offline issues max(min queries, 1.1 x 600 s x target_qps) rounded up to whole data sets, and is VALID only
 # where the engine needs 600 s or more for them: pick QPS from the rate expected on the GPUs lent (the plan's
 # dry run, printed into the progress file, says how many samples QPS asks). llama2-70b on 4x H100 SXM did
 # 33.5 samples/s; mixtral-8x7b is expected at 60-90 on four H100s; gpt-oss-120b (about 1,280 answer tokens
 # a sample) at about 11 on four H100s, 14 on four H200s, where QPS=19 (two sets, 12,792) is the one VALID;
-# whisper at about 180 on four H100s (one H200 did 54 in a smoke run). whisper's model folder (processor and
-# tokenizer, no weights) is built here by bench/multimodal_model_folders.py into .stage/mm and carried.
-# mixtral-8x7b is a v6.0 benchmark: its LoadGen 6.0.15 wheel is carried in .stage/loadgen (pip download
-# --no-deps --only-binary :all: --python-version 3.12 --platform manylinux_2_28_x86_64 -d .stage/loadgen
-# mlcommons-loadgen==6.0.15).
+# whisper at about 180 on four H100s (one H200 did 54 in a smoke run). The model folders of whisper and
+# qwen3-vl (processor and tokenizer, no weights) are built here by bench/multimodal_model_folders.py into
+# .stage/mm and carried with the call that starts the run.
+# mixtral-8x7b and llama3.1-405b are v6.0 benchmarks: that round's LoadGen 6.0.15 wheel is carried in
+# .stage/loadgen (pip download --no-deps --only-binary :all: --python-version 3.12 --platform
+# manylinux_2_28_x86_64 -d .stage/loadgen mlcommons-loadgen==6.0.15).
 # Run from the checkout on the host after vLLM is in /tmp/site; it takes 15-25 minutes, so start it detached:
 #   QPS=37 setsid nohup bash bench/gpu_topology.sh llama2-70b-99.9 > /tmp/gpu-topology.log 2>&1 &
 # and poll /tmp/gpu-topology/progress.txt; the files to bring back are gathered in /tmp/gpu-topology/out.
@@ -28,29 +37,42 @@ benchmark=${1:-llama2-70b-99.9}
 export RESULTS=/tmp/gpu-topology
 source bench/gpu_host.sh
 
-round=v6.1 modes=(--mode TEST06 --mode performance)
+round=v6.1 modes=(--mode TEST06 --mode performance) shortened= layers=()
 case $benchmark in
   llama2-70b-99.9) model=/tmp/dummy-llama2-70b data=/tmp/openorca-synthetic-full.pkl ;;
-  mixtral-8x7b) model=/tmp/dummy-mixtral-8x7b data=/tmp/mixtral-synthetic-full.pkl round=v6.0
-    export SUBMITTER_LOADGEN_DIR=/tmp/loadgen
-    [ -d /tmp/loadgen/6.0.15 ] || python3 -m pip install -q --no-deps --target /tmp/loadgen/6.0.15 .stage/loadgen/*.whl ;;
+  mixtral-8x7b) model=/tmp/dummy-mixtral-8x7b data=/tmp/mixtral-synthetic-full.pkl round=v6.0 ;;
   gpt-oss-120b) model=/tmp/dummy-gpt-oss-120b data=/tmp/gpt-oss-120b-synthetic-full
     modes=(--mode performance) ;;  # TEST07 and TEST09 ran on one H200 (issue 21); TEST09 is a second full set
   whisper) model=/tmp/mm/whisper-large-v3 data=/tmp/whisper-synthetic-full/dev-all-repack.json
     modes=(--mode performance)  # TEST01 ran on one H200 (issue 22) and would double the run
     mkdir -p /tmp/mm /tmp/whisper-synthetic-full && cp -r .stage/mm/whisper-large-v3 /tmp/mm/ ;;
+  qwen3-vl-235b-a22b) model=/tmp/mm/qwen3-vl-235b-a22b data=/tmp/qwen3-vl-synthetic-shortened
+    modes=(--mode performance) shortened=${SAMPLES:-3600}
+    mkdir -p /tmp/mm && cp -r .stage/mm/qwen3-vl-235b-a22b /tmp/mm/ ;;
+  llama3.1-405b) model=/tmp/dummy-llama3.1-405b data=/tmp/llama3.1-405b-synthetic-shortened.pkl round=v6.0
+    modes=(--mode performance) shortened=${SAMPLES:-192} layers=(${LAYERS:+--layers "$LAYERS"}) ;;
   *) echo "no multi-GPU setup for $benchmark in bench/systems/gpu_multi_dummy.json" >&2; exit 2 ;;
 esac
+if [ "$round" = v6.0 ]; then
+  export SUBMITTER_LOADGEN_DIR=/tmp/loadgen
+  [ -d /tmp/loadgen/6.0.15 ] || python3 -m pip install -q --no-deps --target /tmp/loadgen/6.0.15 .stage/loadgen/*.whl
+fi
 if [ -n "${QPS:-}" ]; then
   descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$QPS" "$RESULTS/systems"
   export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
   log "$benchmark target_qps $QPS"
 fi
 
-[ -e "$model" ] || timed submitter data dummy-model --benchmark "$benchmark" --precision published --out "$model"
-[ -e "$data" ] || timed submitter data synth --benchmark "$benchmark" --round "$round" --out "$data"
+[ -e "$model" ] || timed submitter data dummy-model --benchmark "$benchmark" --precision published "${layers[@]}" \
+  --out "$model"
+records=() trial=()
+if [ -n "$shortened" ]; then
+  records=(--samples "$shortened") trial=(--smoke --smoke-samples "$shortened")
+  log "$benchmark shortened: one pass over $shortened records"
+fi
+[ -e "$data" ] || timed submitter data synth --benchmark "$benchmark" --round "$round" "${records[@]}" --out "$data"
 plan=(run-all --system gpu_multi_dummy --round "$round" --benchmark "$benchmark" --scenario Offline "${modes[@]}"
-  --runs-dir "$RESULTS/runs")
+  "${trial[@]}" --runs-dir "$RESULTS/runs")
 submitter "${plan[@]}" --dry-run >> "$RESULTS/progress.txt" 2>&1  # the samples and minutes each run takes
 timed submitter "${plan[@]}" --json > "$RESULTS/run-all.json" 2> "$RESULTS/run-all.log"
 python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/summary.md"

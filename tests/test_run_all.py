@@ -352,6 +352,19 @@ def test_sigterm_records_the_run_as_interrupted_and_the_next_plan_redoes_it(tmp_
     assert plan["runs"][2]["note"].startswith(f"{killed_run.name} is not valid: the run interrupted")
 
 
+def test_smoke_samples_set_the_length_of_each_trial_run(tmp_path: Path) -> None:
+    write_dataset(tmp_path / "data.json")
+    write_json(tmp_path / "fast_cpu.json", fast_descriptor(dataset_path=str(tmp_path / "data.json")))
+    command = ("run-all", "--system", "fast_cpu.json", "--scenario", "Offline", "--dry-run", "--json")
+    default = json.loads(run_cli(*command, "--smoke", cwd=tmp_path).stdout)
+    fewer = json.loads(run_cli(*command, "--smoke", "--smoke-samples", "20", cwd=tmp_path).stdout)
+    # The 64-record dataset caps the default 256; each run then uses as many records as asked.
+    assert {run["samples"] for run in default["runs"] if run["step"].endswith("performance")} == {64}
+    assert {run["samples"] for run in fewer["runs"] if run["step"].endswith("performance")} == {20}
+    alone = run_cli(*command, "--smoke-samples", "20", cwd=tmp_path)
+    assert alone.returncode == 2 and "add --smoke" in alone.stderr and "Traceback" not in alone.stderr
+
+
 def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     write_dataset(tmp_path / "data.json")
     write_json(tmp_path / "fast_cpu.json", fast_descriptor(dataset_path=str(tmp_path / "data.json")))

@@ -200,6 +200,13 @@ def _outcomes_json(campaign: Campaign, outcomes: list[StepOutcome]) -> dict[str,
 @click.option("--model", help="Checkpoint directory or hub name (default: the descriptor's model_path).")
 @click.option("--smoke", is_flag=True, help="Every run short, for a trial; results are not submittable.")
 @click.option(
+    "--smoke-samples",
+    type=click.IntRange(min=1),
+    help=f"With --smoke: how many of the dataset's records each run uses (default {Smoke().samples}; Offline "
+    "makes one pass over them), e.g. enough for minutes of steady generation on a model whose full-length "
+    "run would take hours.",
+)
+@click.option(
     "--resume/--no-resume",
     default=True,
     show_default=True,
@@ -230,6 +237,7 @@ def run_all(
     dataset: Path | None,
     model: str | None,
     smoke: bool,
+    smoke_samples: int | None,
     resume: bool,
     dry_run: bool,
     described_gpus: bool,
@@ -242,6 +250,8 @@ def run_all(
     (scored) and performance. A preflight checks all of them first and estimates the wall time."""
     if described_gpus and not dry_run:
         raise UsageProblem("--described-gpus plans for another host: use it with --dry-run")
+    if smoke_samples is not None and not smoke:
+        raise UsageProblem("--smoke-samples sets the length of a --smoke trial: add --smoke, or leave it out")
     live = sys.stderr.isatty()
     request = CampaignRequest(
         system=runnable_descriptor(system_id, round_name),
@@ -250,7 +260,7 @@ def run_all(
         modes=tuple(Mode(name) for name in modes),
         dataset=dataset,
         model=model,
-        smoke=Smoke() if smoke else None,
+        smoke=(Smoke() if smoke_samples is None else Smoke(samples=smoke_samples)) if smoke else None,
         runs_root=runs_dir,
         resume=resume,
         fail_fast=fail_fast,
