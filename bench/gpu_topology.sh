@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A full-depth model as tensor-parallel replicas on a lent host with 4 GPUs, at full length where a lease
-# allows (shortened and labelled so where not, below): a dummy-weight
-# checkpoint in the precision the published systems ran (`data dummy-model --precision published`), synthetic
-# data with the data set's length profile (every record), and one `submitter run-all` of the Offline scenario's
-# audit and full-length performance run on one engine start. Descriptor: bench/systems/gpu_multi_dummy.json.
+# allows (shortened and labelled so where not, below): a dummy-weight checkpoint in the precision the published
+# systems ran (`data dummy-model --precision published`), synthetic data with the data set's length profile,
+# and one `submitter run-all` of the Offline scenario's audit and performance run on one engine start.
+# Descriptor: bench/systems/gpu_multi_dummy.json.
 #
 #   benchmark        topology        round  audit   QPS default: samples issued (equal-issue mode)
 #   llama2-70b-99.9  2 x TP=2        v6.1   TEST06  37: 24,576 (one set), VALID below ~41 samples/s
@@ -44,11 +44,9 @@ case $benchmark in
   gpt-oss-120b) model=/tmp/dummy-gpt-oss-120b data=/tmp/gpt-oss-120b-synthetic-full
     modes=(--mode performance) ;;  # TEST07 and TEST09 ran on one H200 (issue 21); TEST09 is a second full set
   whisper) model=/tmp/mm/whisper-large-v3 data=/tmp/whisper-synthetic-full/dev-all-repack.json
-    modes=(--mode performance)  # TEST01 ran on one H200 (issue 22) and would double the run
-    mkdir -p /tmp/mm /tmp/whisper-synthetic-full && cp -r .stage/mm/whisper-large-v3 /tmp/mm/ ;;
+    modes=(--mode performance) ;;  # TEST01 ran on one H200 (issue 22) and would double the run
   qwen3-vl-235b-a22b) model=/tmp/mm/qwen3-vl-235b-a22b data=/tmp/qwen3-vl-synthetic-shortened
-    modes=(--mode performance) shortened=${SAMPLES:-3600}
-    mkdir -p /tmp/mm && cp -r .stage/mm/qwen3-vl-235b-a22b /tmp/mm/ ;;
+    modes=(--mode performance) shortened=${SAMPLES:-3600} ;;
   llama3.1-405b) model=/tmp/dummy-llama3.1-405b data=/tmp/llama3.1-405b-synthetic-shortened.pkl round=v6.0
     modes=(--mode performance) shortened=${SAMPLES:-192} layers=(${LAYERS:+--layers "$LAYERS"}) ;;
   *) echo "no multi-GPU setup for $benchmark in bench/systems/gpu_multi_dummy.json" >&2; exit 2 ;;
@@ -63,13 +61,17 @@ if [ -n "${QPS:-}" ]; then
   log "$benchmark target_qps $QPS"
 fi
 
-[ -e "$model" ] || timed submitter data dummy-model --benchmark "$benchmark" --precision published "${layers[@]}" \
-  --out "$model"
+if [ "$(dirname "$model")" = /tmp/mm ]; then  # a model folder with its processor, carried in .stage/mm
+  mkdir -p /tmp/mm && cp -r ".stage/mm/$(basename "$model")" /tmp/mm/
+else
+  timed submitter data dummy-model --benchmark "$benchmark" --precision published "${layers[@]}" --out "$model"
+fi
 records=() trial=()
 if [ -n "$shortened" ]; then
   records=(--samples "$shortened") trial=(--smoke --smoke-samples "$shortened")
   log "$benchmark shortened: one pass over $shortened records"
 fi
+mkdir -p "$(dirname "$data")"
 [ -e "$data" ] || timed submitter data synth --benchmark "$benchmark" --round "$round" "${records[@]}" --out "$data"
 plan=(run-all --system gpu_multi_dummy --round "$round" --benchmark "$benchmark" --scenario Offline "${modes[@]}"
   "${trial[@]}" --runs-dir "$RESULTS/runs")
