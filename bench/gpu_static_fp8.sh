@@ -4,8 +4,10 @@
 # both static; harness/published_precision.json) beside the stand-in quantised at load (dynamic
 # per-tensor activation scales, bench/systems/gpu_dummy.json), which the earlier H200 profile found
 # spending 11.9 % of the Offline pass on abs-max reductions that static scales do not need.
-#   1. the raw engine on 2,000 prompts with each stand-in (same engine arguments): the static scales' gain;
-#   2. Offline at full length (13,368 samples, 600 s minimum) with the static stand-in at QPS (default 66).
+#   1. the raw engine on SAMPLES (default 2,000) prompts with each stand-in (same engine arguments): the static
+#      scales' gain;
+#   2. Offline at full length (13,368 samples, 600 s minimum) with the static stand-in at QPS (default 66);
+#      OFFLINE=0 stops after step 1.
 # Run from the checkout on the host after vLLM is in /tmp/site, detached (about 20 minutes):
 #   QPS=66 setsid nohup bash bench/gpu_static_fp8.sh > /tmp/gpu-static.log 2>&1 &
 # and poll /tmp/gpu-static/progress.txt; the files to bring back are gathered in /tmp/gpu-static/out.
@@ -29,8 +31,9 @@ PY
 export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
 
 for system in gpu_dummy gpu_dummy_static; do
-  timed python3 bench/raw_offline.py --system "$system" --samples 2000 --out "$RESULTS/raw-$system.json"
+  timed python3 bench/raw_offline.py --system "$system" --samples "${SAMPLES:-2000}" --out "$RESULTS/raw-$system.json"
 done
+if [ "${OFFLINE:-1}" = 0 ]; then log "done (raw engine only)"; exit 0; fi
 timed submitter run --system gpu_dummy_static --scenario Offline --mode performance --runs-dir "$RESULTS/runs" \
   --json > "$RESULTS/offline-static.json" 2> "$RESULTS/offline-static.log"
 python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/summary.md"
