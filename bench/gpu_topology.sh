@@ -29,7 +29,8 @@
 # mixtral-8x7b and llama3.1-405b are v6.0 benchmarks: that round's LoadGen 6.0.15 wheel is carried in
 # .stage/loadgen (pip download --no-deps --only-binary :all: --python-version 3.12 --platform
 # manylinux_2_28_x86_64 -d .stage/loadgen mlcommons-loadgen==6.0.15).
-# Run from the checkout on the host after vLLM is in /tmp/site; it takes 15-25 minutes, so start it detached:
+# Run from the checkout on the host after vLLM is in /tmp/site (bench/unpack_site.sh); it takes 15-25
+# minutes, so start it detached:
 #   QPS=37 setsid nohup bash bench/gpu_topology.sh llama2-70b-99.9 > /tmp/gpu-topology.log 2>&1 &
 # and poll /tmp/gpu-topology/progress.txt; the files to bring back are gathered in /tmp/gpu-topology/out.
 set -uo pipefail

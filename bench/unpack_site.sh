@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# On a lent GPU host, in the call that carries the last part: unpack vLLM and the project's dependencies
+# (the xz archive of an installed site-packages folder that the earlier calls copied to /tmp as site.00,
+# site.01, ...) into /tmp/site, prove that it imports, and remove the parts.
+#
+#     bash bench/unpack_site.sh && (QPS=37 setsid nohup bash bench/gpu_topology.sh llama2-70b-99.9 \
+#         > /tmp/gpu-topology.log 2>&1 &); sleep 60; cat /tmp/gpu-topology/progress.txt
+#
+# It runs in the foreground on purpose: a job the call leaves in the background is killed when the call
+# ends unless it has a session of its own (setsid), and `a && b &` puts the whole chain in the background.
+# Only the long run starts detached, after this has finished.
+set -euo pipefail
+shopt -s nullglob
+parts=(/tmp/site.[0-9]*)
+if [ "${#parts[@]}" -eq 0 ]; then
+  echo "no /tmp/site.NN parts: copy each .stage/site/pNN/site.NN to /tmp in its own call first" >&2
+  exit 2
+fi
+rm -rf /tmp/site
+mkdir -p /tmp/site
+cat "${parts[@]}" | tar xJ -C /tmp/site
+PYTHONPATH=/tmp/site python3 -c "import vllm, pydantic; print(f'vllm {vllm.__version__} in /tmp/site')"
+rm -f "${parts[@]}"
