@@ -4,7 +4,9 @@
 # PP=2 across the nodes, each beside the same topology on one node without Ray (gpu_dummy_x2, and a PP=2
 # copy of it). Each is one Offline pass over the first 6,000 prompts (--smoke: LoadGen VALID, not
 # submittable), so the four figures compare the same work.
-# Needs vLLM and ray 2.60 in /tmp/site. Run from the checkout on the host, detached (about 15 minutes):
+# Needs vLLM and ray 2.60 in /tmp/site: copy .stage/site/p00..p03 and .stage/ray/p0, p1 to /tmp in a call
+# each, then carry .stage/site/p04 and .stage/ray/p2 together and run bench/unpack_site.sh first in that
+# call. Run from the checkout on the host, detached (about 15 minutes):
 #   setsid nohup bash bench/gpu_ray_two_nodes.sh > /tmp/gpu-ray.log 2>&1 &
 # and poll /tmp/gpu-ray/progress.txt; the files to bring back are gathered in /tmp/gpu-ray/out.
 set -uo pipefail

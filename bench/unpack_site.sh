@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # On a lent GPU host, in the call that carries the last part: unpack vLLM and the project's dependencies
 # (the xz archive of an installed site-packages folder that the earlier calls copied to /tmp as site.00,
-# site.01, ...) into /tmp/site, prove that it imports, and remove the parts.
+# site.01, ...) into /tmp/site, prove that it imports, and remove the parts. Where earlier calls also copied
+# ray's wheel in parts (/tmp/ray.whl.0, .1, ... from .stage/ray, for the Ray cluster runs), it is put back
+# together and installed beside vLLM (its dependencies are in the site already).
 #
 #     bash bench/unpack_site.sh && (QPS=37 setsid nohup bash bench/gpu_topology.sh llama2-70b-99.9 \
 #         > /tmp/gpu-topology.log 2>&1 &); sleep 60; cat /tmp/gpu-topology/progress.txt
@@ -21,3 +23,12 @@ mkdir -p /tmp/site
 cat "${parts[@]}" | tar xJ -C /tmp/site
 PYTHONPATH=/tmp/site python3 -c "import vllm, pydantic; print(f'vllm {vllm.__version__} in /tmp/site')"
 rm -f "${parts[@]}"
+
+ray_parts=(/tmp/ray.whl.[0-9]*)
+if [ "${#ray_parts[@]}" -gt 0 ]; then
+  wheel=/tmp/ray-2.60.0-cp312-cp312-manylinux2014_x86_64.whl  # pip reads the version and tags from the name
+  cat "${ray_parts[@]}" > "$wheel"
+  python3 -m pip install -q --no-deps --target /tmp/site "$wheel"
+  PYTHONPATH=/tmp/site python3 -c "import ray; print(f'ray {ray.__version__} in /tmp/site')"
+  rm -f "${ray_parts[@]}" "$wheel"
+fi
