@@ -25,18 +25,5 @@ timed submitter data dummy-model --benchmark "$benchmark" --precision published 
   --out /tmp/deepseek-r1-synthetic-full.pkl
 modes=()
 for mode in ${MODES:-TEST06 performance accuracy}; do modes+=(--mode "$mode"); done
-plan=(run-all --system "$system" --benchmark "$benchmark" --scenario Offline "${modes[@]}" --runs-dir "$RESULTS/runs")
-submitter "${plan[@]}" --dry-run >> "$RESULTS/progress.txt" 2>&1  # the placement, memory estimate and minutes
-timed submitter "${plan[@]}" --json > "$RESULTS/run-all.json" 2> "$RESULTS/run-all.log"
-python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/summary.md"
-
-grep -E "Available KV cache memory|GPU KV cache size|Model loading took|per GPU|replica\(s\)|CUDA graph" \
-  "$RESULTS/run-all.log" > "$RESULTS/memory.txt"
-mkdir -p "$RESULTS/out"
-cp "$RESULTS/gpus.txt" "$RESULTS/summary.md" "$RESULTS/memory.txt" "$RESULTS/progress.txt" "$RESULTS/run-all.json" "$RESULTS/out/"
-cp "$RESULTS/runs/ledger.jsonl" "$RESULTS/out/ledger.jsonl"
-for run in "$RESULTS"/runs/"$system"/*/*/*/*/; do
-  keep_run "$run" "$(basename "$(dirname "$run")")"  # named by its mode
-done
-tail -c 2000000 "$RESULTS/run-all.log" > "$RESULTS/out/run-all.log"
+run_and_gather "$system" "$benchmark" --scenario Offline "${modes[@]}"
 log "done"

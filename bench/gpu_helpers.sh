@@ -29,3 +29,27 @@ keep_run() {
     if [ -f "$1/$file" ]; then cp "$1/$file" "$RESULTS/out/$2.$file"; fi
   done
 }
+# One run-all plan of SYSTEM's BENCHMARK (more run-all arguments after them): its dry run (placement, memory
+# estimate, samples and minutes) into the progress file first, then the plan, and what to bring back gathered
+# in $RESULTS/out: the outcome, the summary, what vLLM said of memory beside preflight's estimate, the ledger,
+# each run's files (named by its mode) and the log's tail, compressed.
+#   run_and_gather SYSTEM BENCHMARK [RUN-ALL ARGUMENTS...]
+run_and_gather() {
+  local system=$1 benchmark=$2
+  shift 2
+  local plan=(run-all --system "$system" --benchmark "$benchmark" "$@" --runs-dir "$RESULTS/runs")
+  submitter "${plan[@]}" --dry-run >> "$RESULTS/progress.txt" 2>&1
+  timed submitter "${plan[@]}" --json > "$RESULTS/run-all.json" 2> "$RESULTS/run-all.log"
+  python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/summary.md"
+  grep -E "Available KV cache memory|GPU KV cache size|Model loading took|per GPU|replica\(s\)|CUDA graph|torch.compile took" \
+    "$RESULTS/run-all.log" > "$RESULTS/memory.txt"
+  mkdir -p "$RESULTS/out"
+  cp "$RESULTS/gpus.txt" "$RESULTS/summary.md" "$RESULTS/memory.txt" "$RESULTS/progress.txt" "$RESULTS/run-all.json" \
+    "$RESULTS/out/"
+  cp "$RESULTS/runs/ledger.jsonl" "$RESULTS/out/ledger.jsonl"
+  local run
+  for run in "$RESULTS"/runs/"$system"/"$benchmark"/*/*/*/; do
+    keep_run "$run" "$(basename "$(dirname "$run")")"
+  done
+  tail -c 2000000 "$RESULTS/run-all.log" | xz -9 > "$RESULTS/out/run-all.log.xz"
+}

@@ -74,20 +74,5 @@ if [ -n "$shortened" ]; then
 fi
 mkdir -p "$(dirname "$data")"
 [ -e "$data" ] || timed submitter data synth --benchmark "$benchmark" --round "$round" "${records[@]}" --out "$data"
-plan=(run-all --system gpu_multi_dummy --round "$round" --benchmark "$benchmark" --scenario Offline "${modes[@]}"
-  "${trial[@]}" --runs-dir "$RESULTS/runs")
-submitter "${plan[@]}" --dry-run >> "$RESULTS/progress.txt" 2>&1  # the samples and minutes each run takes
-timed submitter "${plan[@]}" --json > "$RESULTS/run-all.json" 2> "$RESULTS/run-all.log"
-python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/summary.md"
-
-# What vLLM said of memory, beside preflight's estimate (run-all's first lines).
-grep -E "Available KV cache memory|GPU KV cache size|Model loading took|per GPU|replica\(s\)|torch.compile took" \
-  "$RESULTS/run-all.log" > "$RESULTS/memory.txt"
-mkdir -p "$RESULTS/out"
-cp "$RESULTS/gpus.txt" "$RESULTS/summary.md" "$RESULTS/memory.txt" "$RESULTS/progress.txt" "$RESULTS/run-all.json" "$RESULTS/out/"
-cp "$RESULTS/runs/ledger.jsonl" "$RESULTS/out/ledger.jsonl"
-for run in "$RESULTS"/runs/gpu_multi_dummy/"$benchmark"/*/*/*/; do
-  keep_run "$run" "$(basename "$(dirname "$run")")"  # named by its mode
-done
-tail -c 2000000 "$RESULTS/run-all.log" | xz -9 > "$RESULTS/out/run-all.log.xz"
+run_and_gather gpu_multi_dummy "$benchmark" --round "$round" --scenario Offline "${modes[@]}" "${trial[@]}"
 log "done $benchmark"
