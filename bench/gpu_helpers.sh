@@ -9,15 +9,19 @@ timed() {
   log "exit $? after $((SECONDS - started)) s: $*"
 }
 submitter() { python3 -m submitter "$@"; }
-# A copy of bench/systems/SYSTEM.json with one scenario's target_qps changed, written to folder DIR (for
-# SUBMITTER_SYSTEMS_PATH): descriptor_at_rate SYSTEM BENCHMARK SCENARIO QPS DIR
+# A copy of bench/systems/SYSTEM.json with one scenario's target_qps changed (and the benchmark's replica count,
+# where REPLICAS is given), written to folder DIR (for SUBMITTER_SYSTEMS_PATH):
+#   descriptor_at_rate SYSTEM BENCHMARK SCENARIO QPS DIR [REPLICAS]
 descriptor_at_rate() {
   mkdir -p "$5"
   python3 - "$@" <<'EOF'
 import json, sys
-system, benchmark, scenario, qps, folder = sys.argv[1:]
+system, benchmark, scenario, qps, folder, *replicas = sys.argv[1:]
 descriptor = json.load(open(f"bench/systems/{system}.json"))
-descriptor["benchmarks"][benchmark]["scenarios"][scenario]["user_conf"]["target_qps"] = float(qps)
+setup = descriptor["benchmarks"][benchmark]
+setup["scenarios"][scenario]["user_conf"]["target_qps"] = float(qps)
+if replicas:
+    setup["replicas"] = int(replicas[0])
 open(f"{folder}/{system}.json", "w").write(json.dumps(descriptor, indent=2))
 EOF
 }

@@ -32,7 +32,8 @@
 # Run from the checkout on the host after vLLM is in /tmp/site (bench/unpack_site.sh); it takes 15-25
 # minutes, so start it detached:
 #   QPS=37 setsid nohup bash bench/gpu_topology.sh llama2-70b-99.9 > /tmp/gpu-topology.log 2>&1 &
-# and poll /tmp/gpu-topology/progress.txt; the files to bring back are gathered in /tmp/gpu-topology/out.
+# and poll /tmp/gpu-topology/progress.txt; the files to bring back are gathered in /tmp/gpu-topology/out (and
+# one-replica/out, with BASELINE below).
 set -uo pipefail
 benchmark=${1:-llama2-70b-99.9}
 export RESULTS=/tmp/gpu-topology
@@ -56,12 +57,6 @@ if [ "$round" = v6.0 ]; then
   export SUBMITTER_LOADGEN_DIR=/tmp/loadgen
   [ -d /tmp/loadgen/6.0.15 ] || python3 -m pip install -q --no-deps --target /tmp/loadgen/6.0.15 .stage/loadgen/*.whl
 fi
-if [ -n "${QPS:-}" ]; then
-  descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$QPS" "$RESULTS/systems"
-  export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
-  log "$benchmark target_qps $QPS"
-fi
-
 if [ "$(dirname "$model")" = /tmp/mm ]; then  # a model folder with its processor, carried in .stage/mm
   mkdir -p /tmp/mm && cp -r ".stage/mm/$(basename "$model")" /tmp/mm/
 else
@@ -74,5 +69,31 @@ if [ -n "$shortened" ]; then
 fi
 mkdir -p "$(dirname "$data")"
 [ -e "$data" ] || timed submitter data synth --benchmark "$benchmark" --round "$round" "${records[@]}" --out "$data"
+
+# BASELINE=RATE first runs one replica alone (the same TP group, on the first GPUs) at target_qps RATE: an
+# Offline performance run of a few minutes, INVALID only for its length, whose samples/s is the one-replica
+# figure the replicas' scaling is measured against, on the same host. Without QPS, the replicas then ask
+# 0.95 x replicas x that rate: their run lasts just over LoadGen's 600 s whether they scale at 0.9 or 1.0.
+if [ -n "${BASELINE:-}" ]; then
+  (
+    RESULTS=$RESULTS/one-replica
+    mkdir -p "$RESULTS" && cp "$(dirname "$RESULTS")/gpus.txt" "$RESULTS/"
+    descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$BASELINE" "$RESULTS/systems" 1
+    export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
+    run_and_gather gpu_multi_dummy "$benchmark" --round "$round" --scenario Offline --mode performance
+  )
+  rate=$(sed -n 's/^Samples per second *: *//p' "$RESULTS/one-replica/out/performance.mlperf_log_summary.txt")
+  log "one replica alone: ${rate:-no} samples/s"
+  if [ -z "${QPS:-}" ] && [ -n "$rate" ]; then
+    replicas=$(python3 -c "import json; print(json.load(open('bench/systems/gpu_multi_dummy.json'))\
+['benchmarks']['$benchmark'].get('replicas', 1))")
+    QPS=$(python3 -c "print(round(0.95 * $replicas * $rate, 1))")
+  fi
+fi
+if [ -n "${QPS:-}" ]; then
+  descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$QPS" "$RESULTS/systems"
+  export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
+  log "$benchmark target_qps $QPS"
+fi
 run_and_gather gpu_multi_dummy "$benchmark" --round "$round" --scenario Offline "${modes[@]}" "${trial[@]}"
 log "done $benchmark"
