@@ -33,23 +33,40 @@ keep_run() {
     if [ -f "$1/$file" ]; then cp "$1/$file" "$RESULTS/out/$2.$file"; fi
   done
 }
+# What the host's CPUs and GPUs do while a plan runs, every 30 s into $RESULTS/host-load.txt: the load average,
+# the busiest processes and each GPU's utilisation. A run held back by its CPUs shows here, not in LoadGen's log
+# (four whisper replicas on four H100s: load average 146 on 64 cores, GPUs at 47-54 %).
+watch_host() {
+  while true; do
+    {
+      date -u +%H:%M:%S
+      cat /proc/loadavg
+      top -bn1 -o %CPU | sed -n 8,13p
+      nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader
+    } >> "$RESULTS/host-load.txt" 2>&1
+    sleep 30
+  done
+}
 # One run-all plan of SYSTEM's BENCHMARK (more run-all arguments after them): its dry run (placement, memory
-# estimate, samples and minutes) into the progress file first, then the plan, and what to bring back gathered
-# in $RESULTS/out: the outcome, the summary, what vLLM said of memory beside preflight's estimate, the ledger,
-# each run's files (named by its mode) and the log's tail, compressed.
+# estimate, samples and minutes) into the progress file first, then the plan (watched by watch_host), and what
+# to bring back gathered in $RESULTS/out: the outcome, the summary, what vLLM said of memory beside preflight's
+# estimate, the host's load, the ledger, each run's files (named by its mode) and the log's tail, compressed.
 #   run_and_gather SYSTEM BENCHMARK [RUN-ALL ARGUMENTS...]
 run_and_gather() {
   local system=$1 benchmark=$2
   shift 2
   local plan=(run-all --system "$system" --benchmark "$benchmark" "$@" --runs-dir "$RESULTS/runs")
   submitter "${plan[@]}" --dry-run >> "$RESULTS/progress.txt" 2>&1
+  watch_host &
+  local watcher=$!
   timed submitter "${plan[@]}" --json > "$RESULTS/run-all.json" 2> "$RESULTS/run-all.log"
+  kill "$watcher"
   python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/summary.md"
   grep -E "Available KV cache memory|GPU KV cache size|Model loading took|per GPU|replica\(s\)|CUDA graph|torch.compile took" \
     "$RESULTS/run-all.log" > "$RESULTS/memory.txt"
   mkdir -p "$RESULTS/out"
   cp "$RESULTS/gpus.txt" "$RESULTS/summary.md" "$RESULTS/memory.txt" "$RESULTS/progress.txt" "$RESULTS/run-all.json" \
-    "$RESULTS/out/"
+    "$RESULTS/host-load.txt" "$RESULTS/out/"
   cp "$RESULTS/runs/ledger.jsonl" "$RESULTS/out/ledger.jsonl"
   local run
   for run in "$RESULTS"/runs/"$system"/"$benchmark"/*/*/*/; do

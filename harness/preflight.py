@@ -5,6 +5,7 @@ Each check raises a `SubmitterError` (or `UsageProblem`) that says what is wrong
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import urllib.error
@@ -15,6 +16,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from harness.cpu_shares import read_host, split_cpus
 from harness.engines.registry import args_class
 from harness.environment import gpus, visible_devices
 from harness.ledger import LEDGER
@@ -158,7 +160,11 @@ def place_engines(
             "pipeline parallel size) but nvidia-smi reports none; run on a GPU host, plan for the described "
             "one with run-all --dry-run --described-gpus, or use the synthetic or openai backend here"
         )
-    return place(setup, available, system, where)
+    placement = place(setup, available, system, where)
+    if setup.replicas > 1:
+        host = read_host([group[0].bus_id for group in placement.groups])
+        placement = dataclasses.replace(placement, cpu_shares=split_cpus(host))
+    return placement
 
 
 def cluster_nodes(

@@ -350,6 +350,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         quantization=setup.quantization,
         media=media,
         cluster=system.cluster,
+        cpu_shares=placement.cpu_shares if placement is not None else None,
     )
     user_conf = dict(scenario_setup.user_conf)
     if request.target_qps is not None:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.cpu_shares import cpu_list_text
 from harness.model_size import ModelSize, Precision
 from submitter.errors import SubmitterError
 from submitter.fileformats.run_record import ClusterNodeRecord, Gpu, MemoryEstimateRecord, ReplicaRecord
@@ -50,6 +51,8 @@ class Placement:
     groups: tuple[tuple[Gpu, ...], ...]
     # On a cluster: `replica 0 on node-a | replica 1 on node-b` (cluster_layout); None on one host.
     layout: str | None = None
+    # Replica r's own CPUs on this host (harness.cpu_shares); None: the replicas share the host's.
+    cpu_shares: tuple[tuple[int, ...], ...] | None = None
 
     @property
     def gpus(self) -> list[Gpu]:
@@ -66,6 +69,7 @@ class Placement:
                 replica=number,
                 gpus=[gpu.index for gpu in group if gpu.index is not None],
                 bus_ids=[gpu.bus_id for gpu in group if gpu.bus_id],
+                cpus=cpu_list_text(self.cpu_shares[number]) if self.cpu_shares else None,
             )
             for number, group in enumerate(self.groups)
         ]
@@ -79,7 +83,10 @@ class Placement:
         if self.layout is not None:
             return f"{copies}: {self.layout} ({len(self.gpus)}x {' / '.join(names)})"
         groups = " | ".join(",".join(str(gpu.index) for gpu in group) for group in self.groups)
-        return f"{copies} on GPUs {groups} ({len(self.gpus)}x {' / '.join(names)})"
+        cpus = ""
+        if self.cpu_shares:
+            cpus = ", CPUs " + " | ".join(cpu_list_text(share) for share in self.cpu_shares)
+        return f"{copies} on GPUs {groups}{cpus} ({len(self.gpus)}x {' / '.join(names)})"
 
 
 def _same_part(described: str, found: str) -> bool:

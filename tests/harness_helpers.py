@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -142,3 +143,32 @@ def fake_nvidia_smi(folder: Path, gpus: list[tuple[str, int]]) -> Path:
     )
     script.chmod(0o755)
     return script
+
+
+class WhereEngine:
+    """An engine that answers every sample with where its process runs: the CPUs it may use, then its
+    torch threads setting (OMP_NUM_THREADS) negated, so a test sees each replica process's placement."""
+
+    def __init__(self, spec: Any) -> None:
+        self.spec = spec
+
+    def start(self) -> None: ...
+
+    def use_generation(self, generation: Any) -> None: ...
+
+    def submit(self, samples: Any, events: Any) -> None:
+        answer = [*sorted(os.sched_getaffinity(0)), -int(os.environ.get("OMP_NUM_THREADS", "0"))]
+        for sample in samples:
+            events.complete(sample.id, answer)
+
+    def flush(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def versions(self) -> dict[str, str]:
+        return {}
+
+
+def where_engine(spec: Any) -> WhereEngine:
+    """WhereEngine's factory, by name, so it crosses to a spawned replica process."""
+    return WhereEngine(spec)

@@ -92,6 +92,8 @@ class EngineSpec(BaseModel):
     media: str | None = None
     # A multi-node system's Ray cluster: every replica an actor on its nodes (engines.ray_replicas).
     cluster: ClusterSetup | None = None
+    # Replica r's own CPUs on this host, as preflight placed them (harness.cpu_shares); None: shared.
+    cpu_shares: tuple[tuple[int, ...], ...] | None = None
 
     @property
     def gpus_per_replica(self) -> int:

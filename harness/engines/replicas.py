@@ -6,7 +6,8 @@ room, and reports the replicas' events to LoadGen. Where the copies run is the t
 
 - `ProcessReplicas` (this module): one process per copy on this host. Replica r sees the r-th group of
   tensor x pipeline parallel GPUs among those the run was given (CUDA_VISIBLE_DEVICES, which the runner
-  sets from the placement preflight decided: harness.topology).
+  sets from the placement preflight decided: harness.topology), runs on its own share of the host's CPUs
+  where preflight gave it one, and with one torch thread (harness.cpu_shares says why).
 - `RayReplicas` (`ray_replicas`): one Ray actor per copy on a cluster's nodes, for multi-node systems.
 
 Either way a transport hands every event to one `receive` callback: `(FIRST|DONE|FAILED, sample_id,
@@ -23,6 +24,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from harness.cpu_shares import REPLICA_TORCH_THREADS
 from harness.engines.base import CompletionEvents, Engine, EngineSpec, Generation, Sample
 from harness.environment import visible_devices
 from harness.lifetime import end_with_parent
@@ -194,6 +196,7 @@ def _serve_replica(
     spec: EngineSpec,
     create: EngineFactory,
     devices: str | None,
+    cpus: tuple[int, ...] | None,
     inbox: Any,
     outbox: Any,
     parent_pid: int,
@@ -201,6 +204,10 @@ def _serve_replica(
     end_with_parent(parent_pid)
     if devices is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = devices
+    # Before the engine imports torch; vLLM's engine core, started from here, inherits both.
+    os.environ.setdefault("OMP_NUM_THREADS", REPLICA_TORCH_THREADS)
+    if cpus:
+        os.sched_setaffinity(0, cpus)
     try:
         engine = create(spec)
         engine.start()
@@ -227,8 +234,9 @@ class ProcessReplicas:
         self._create = create
         self._on_gpus = on_gpus
         self._count = spec.replicas
-        self._single = spec.model_copy(update={"replicas": 1})
+        self._single = spec.model_copy(update={"replicas": 1, "cpu_shares": None})
         self._group_size = spec.gpus_per_replica
+        self._cpu_shares = spec.cpu_shares
         context = multiprocessing.get_context("spawn")
         self._outbox = context.Queue()
         self._inboxes = [context.Queue() for _ in range(self._count)]
@@ -252,6 +260,7 @@ class ProcessReplicas:
                     self._single,
                     self._create,
                     self._devices(replica),
+                    self._cpu_shares[replica] if self._cpu_shares else None,
                     self._inboxes[replica],
                     self._outbox,
                     os.getpid(),

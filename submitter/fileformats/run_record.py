@@ -62,6 +62,7 @@ class ReplicaRecord(BaseModel):
     replica: int
     gpus: list[int]
     bus_ids: list[str]
+    cpus: str | None = None  # its own CPUs (harness.cpu_shares), `0-15,64-79`; None: it shared the host's
 
 
 class MemoryEstimateRecord(BaseModel):

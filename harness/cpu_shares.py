@@ -1,0 +1,125 @@
+"""Each replica's own CPUs on one host: several engines must not fight over the same cores.
+
+Every vLLM replica is two busy processes (the harness's replica with vLLM's front end, and vLLM's engine
+core), and PyTorch gives each as many threads as the host has cores. Four whisper replicas on a 64-core
+host with four H100s loaded every core (load average 146) and left the GPUs half idle: the replicas
+together ran at under 0.56 of four times one alone (bench/RESULTS.md, 2026-11-26). vLLM avoids this for
+its own tensor-parallel workers by giving each one torch thread; replicas get the same here, and each its
+own share of the host's CPUs, taken from the CPUs near its first GPU (the card's NUMA node, which Linux
+lists in /sys/bus/pci/devices/BUS/local_cpulist) and made of whole cores, so two replicas never share a
+core's hyper-threads.
+
+`split_cpus` decides the shares from facts read once by `read_host` (the edge); preflight records them in
+the placement and run.json, and the replica processes pin themselves to them (harness.engines.replicas).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# The torch threads of a replica's processes, where the environment sets none: vLLM's own choice for the
+# worker processes of a tensor-parallel engine (multiproc_executor, "Reducing Torch parallelism").
+REPLICA_TORCH_THREADS = "1"
+
+_SYSFS = Path("/sys")
+
+
+@dataclass(frozen=True)
+class HostCpus:
+    """What decides the shares: the CPUs this process may use, which core each belongs to (CPUs of one
+    core are hyper-threads of each other), and, per replica, the CPUs near its first GPU (None: unknown)."""
+
+    usable: tuple[int, ...]
+    core_of: Mapping[int, Hashable]
+    near_gpu: tuple[frozenset[int] | None, ...]
+
+
+def split_cpus(host: HostCpus) -> tuple[tuple[int, ...], ...] | None:
+    """Replica r's CPUs, one share per replica, no CPU in two shares; None where the host has fewer CPUs
+    than replicas (they then share the host, as any processes do).
+
+    Replicas whose GPUs sit near the same CPUs (one NUMA node) split those CPUs between them in replica
+    order, by whole cores, or by single CPUs where there are fewer cores than replicas. Where the GPUs'
+    CPU lists are unknown or overlap, all replicas split the usable CPUs."""
+    usable = frozenset(host.usable)
+    replicas = len(host.near_gpu)
+    if replicas == 0 or len(usable) < replicas:
+        return None
+    neighbourhoods = [(cpus & usable) or usable if cpus is not None else usable for cpus in host.near_gpu]
+    distinct = set(neighbourhoods)
+    if sum(len(cpus) for cpus in distinct) != len(frozenset().union(*distinct)):
+        neighbourhoods = [usable] * replicas
+    shares: list[tuple[int, ...]] = [()] * replicas
+    for cpus in set(neighbourhoods):
+        members = [replica for replica, near in enumerate(neighbourhoods) if near == cpus]
+        dealt = _deal(sorted(cpus), host.core_of, len(members))
+        if dealt is None:
+            return split_cpus(HostCpus(host.usable, host.core_of, (None,) * replicas))
+        for replica, share in zip(members, dealt, strict=True):
+            shares[replica] = share
+    return tuple(shares)
+
+
+def _deal(cpus: Sequence[int], core_of: Mapping[int, Hashable], count: int) -> list[tuple[int, ...]] | None:
+    """`cpus` in `count` contiguous blocks of whole cores (of single CPUs if there are too few cores)."""
+    cores: dict[Hashable, list[int]] = {}
+    for cpu in cpus:
+        cores.setdefault(core_of.get(cpu, ("cpu", cpu)), []).append(cpu)
+    units = list(cores.values()) if len(cores) >= count else [[cpu] for cpu in cpus]
+    if len(units) < count:
+        return None
+    blocks = [units[len(units) * n // count : len(units) * (n + 1) // count] for n in range(count)]
+    return [tuple(sorted(cpu for unit in block for cpu in unit)) for block in blocks]
+
+
+def cpu_list_text(cpus: Sequence[int]) -> str:
+    """Linux's cpulist format, as taskset and sysfs write it: `0-15,64-79`."""
+    ranges: list[list[int]] = []
+    for cpu in sorted(cpus):
+        if ranges and cpu == ranges[-1][1] + 1:
+            ranges[-1][1] = cpu
+        else:
+            ranges.append([cpu, cpu])
+    return ",".join(str(first) if first == last else f"{first}-{last}" for first, last in ranges)
+
+
+def parse_cpu_list(text: str) -> frozenset[int]:
+    """`0-15,64-79` (sysfs's cpulist) as the CPU numbers; ValueError where it is not one."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return frozenset(cpus)
+
+
+def read_host(gpu_bus_ids: Sequence[str | None], sysfs: Path = _SYSFS) -> HostCpus:
+    """This host's facts for `split_cpus`: the CPUs this process may use, each CPU's core from
+    sysfs's topology, and the CPUs near each replica's first GPU (nvidia-smi's bus id `00000000:06:00.0`
+    is sysfs's `0000:06:00.0`). What sysfs does not say stays unknown."""
+    usable = tuple(sorted(os.sched_getaffinity(0)))
+    core_of: dict[int, Hashable] = {}
+    for cpu in usable:
+        topology = sysfs / "devices/system/cpu" / f"cpu{cpu}" / "topology"
+        try:
+            core_of[cpu] = (
+                (topology / "physical_package_id").read_text().strip(),
+                (topology / "core_id").read_text().strip(),
+            )
+        except OSError:
+            continue
+    near = tuple(_local_cpus(bus_id, sysfs) if bus_id else None for bus_id in gpu_bus_ids)
+    return HostCpus(usable, core_of, near)
+
+
+def _local_cpus(bus_id: str, sysfs: Path) -> frozenset[int] | None:
+    domain, _, rest = bus_id.lower().partition(":")
+    address = f"{domain[-4:]}:{rest}"
+    try:
+        return parse_cpu_list((sysfs / "bus/pci/devices" / address / "local_cpulist").read_text())
+    except (OSError, ValueError):
+        return None
