@@ -9,7 +9,7 @@
 #   llama2-70b-99.9  2 x TP=2        v6.1   TEST06  37: 24,576 (one set), VALID below ~41 samples/s
 #   mixtral-8x7b     2 x TP=2        v6.0   TEST06  80: 60,000 (four sets of 15,000), VALID below ~100 samples/s
 #   gpt-oss-120b     4 x TP=1        v6.1   none    9.7: 6,396 (one set), VALID below ~10.7 samples/s
-#   whisper          4 x TP=1        v6.1   none    220: 145,337 (89 sets of 1,633), VALID below ~242 samples/s
+#   whisper          4 x TP=1        v6.1   none    160: 106,145 (65 sets of 1,633), VALID below ~177 samples/s
 #   qwen3-vl-235b-a22b  TP=4, 94 layers  v6.1  none  shortened: one pass over SAMPLES (default 3,600) records
 #   llama3.1-405b    TP=4            v6.0   none    shortened: one pass over SAMPLES (default 192) records;
 #                                                   all 126 layers fit four H200s, LAYERS=80 on four H100s
@@ -23,9 +23,11 @@
 # dry run, printed into the progress file, says how many samples QPS asks). llama2-70b on 4x H100 SXM did
 # 33.5 samples/s; mixtral-8x7b is expected at 60-90 on four H100s; gpt-oss-120b (about 1,280 answer tokens
 # a sample) at about 11 on four H100s, 14 on four H200s, where QPS=19 (two sets, 12,792) is the one VALID;
-# whisper at about 180 on four H100s (one H200 did 54 in a smoke run). The model folders of whisper and
-# qwen3-vl (processor and tokenizer, no weights) are built here by bench/multimodal_model_folders.py into
-# .stage/mm and carried with the call that starts the run.
+# whisper's one replica did 42.5 on one H100, bound by its CPU (bench/RESULTS.md, third lease): BASELINE=14
+# (below) runs that replica first, 9,798 samples in about 4 minutes, and sizes the four replicas' QPS from it.
+# (gpt-oss-120b's one replica would need a whole set of 6,396, about 40 minutes: no BASELINE there.)
+# The model folders of whisper and qwen3-vl (processor and tokenizer, no weights) are built here by
+# bench/multimodal_model_folders.py into .stage/mm and carried with the call that starts the run.
 # mixtral-8x7b and llama3.1-405b are v6.0 benchmarks: that round's LoadGen 6.0.15 wheel is carried in
 # .stage/loadgen (pip download --no-deps --only-binary :all: --python-version 3.12 --platform
 # manylinux_2_28_x86_64 -d .stage/loadgen mlcommons-loadgen==6.0.15).
