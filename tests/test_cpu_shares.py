@@ -191,3 +191,18 @@ def test_each_replica_process_runs_on_its_share_with_one_torch_thread(
     engine.stop()
     assert answers.tokens == {0: [usable[-1], -1], 1: [*usable[:-1], -1]}
     assert "OMP_NUM_THREADS" not in os.environ  # the harness's own process keeps its threads
+
+
+def test_a_share_the_host_no_longer_has_fails_that_replica_by_name() -> None:
+    usable = sorted(os.sched_getaffinity(0))
+    gone = max(usable) + 4096  # a CPU this process may not use, as after the host's CPU set shrank
+    spec = EngineSpec(
+        backend="synthetic",
+        model="synthetic",
+        generation=GENERATION,
+        replicas=2,
+        cpu_shares=((usable[0],), (gone,)),
+    )
+    engine = ReplicatedEngine(spec, ProcessReplicas(spec, where_engine, on_gpus=False))
+    with pytest.raises(RuntimeError, match=r"replica 1 did not start: OSError"):
+        engine.start()

@@ -206,9 +206,9 @@ def _serve_replica(
         os.environ["CUDA_VISIBLE_DEVICES"] = devices
     # Before the engine imports torch; vLLM's engine core, started from here, inherits both.
     os.environ.setdefault("OMP_NUM_THREADS", REPLICA_TORCH_THREADS)
-    if cpus:
-        os.sched_setaffinity(0, cpus)
     try:
+        if cpus:
+            os.sched_setaffinity(0, cpus)
         engine = create(spec)
         engine.start()
     except Exception as exc:
@@ -275,6 +275,8 @@ class ProcessReplicas:
         for _ in range(self._count):
             kind, _, payload = self._outbox.get()
             if kind != READY:
+                for inbox in self._inboxes:  # the replicas that did start end at once
+                    inbox.put(None)
                 self._shutdown()
                 raise RuntimeError(payload)
             versions = payload
