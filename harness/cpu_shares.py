@@ -43,21 +43,29 @@ def split_cpus(host: HostCpus) -> tuple[tuple[int, ...], ...] | None:
 
     Replicas whose GPUs sit near the same CPUs (one NUMA node) split those CPUs between them in replica
     order, by whole cores, or by single CPUs where there are fewer cores than replicas. Where the GPUs'
-    CPU lists are unknown or overlap, all replicas split the usable CPUs."""
+    CPU lists are unknown, overlap, or hold fewer CPUs than the replicas near them, all replicas split the
+    usable CPUs."""
     usable = frozenset(host.usable)
     replicas = len(host.near_gpu)
     if replicas == 0 or len(usable) < replicas:
         return None
-    neighbourhoods = [(cpus & usable) or usable if cpus is not None else usable for cpus in host.near_gpu]
+    neighbourhoods = [((cpus & usable) or usable) if cpus is not None else usable for cpus in host.near_gpu]
     distinct = set(neighbourhoods)
-    if sum(len(cpus) for cpus in distinct) != len(frozenset().union(*distinct)):
-        neighbourhoods = [usable] * replicas
-    shares: list[tuple[int, ...]] = [()] * replicas
+    overlap = sum(len(cpus) for cpus in distinct) != len(frozenset().union(*distinct))
+    shares = None if overlap else _split(neighbourhoods, host.core_of)
+    return shares or _split([usable] * replicas, host.core_of)
+
+
+def _split(
+    neighbourhoods: Sequence[frozenset[int]], core_of: Mapping[int, Hashable]
+) -> tuple[tuple[int, ...], ...] | None:
+    """Each replica's share of its neighbourhood (disjoint ones); None where one is too small."""
+    shares: list[tuple[int, ...]] = [()] * len(neighbourhoods)
     for cpus in set(neighbourhoods):
         members = [replica for replica, near in enumerate(neighbourhoods) if near == cpus]
-        dealt = _deal(sorted(cpus), host.core_of, len(members))
+        dealt = _deal(sorted(cpus), core_of, len(members))
         if dealt is None:
-            return split_cpus(HostCpus(host.usable, host.core_of, (None,) * replicas))
+            return None
         for replica, share in zip(members, dealt, strict=True):
             shares[replica] = share
     return tuple(shares)

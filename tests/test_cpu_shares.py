@@ -34,28 +34,23 @@ def two_socket_host(cores_per_socket: int, threads_per_core: int) -> tuple[dict[
     return core_of, sockets
 
 
-def test_four_replicas_on_two_sockets_take_whole_cores_near_their_gpus() -> None:
+@pytest.mark.parametrize(
+    ("gpu_sockets", "expected"),
+    [
+        ((0, 0, 1, 1), ["0-7,32-39", "8-15,40-47", "16-23,48-55", "24-31,56-63"]),
+        # GPUs 0 and 2 on socket 0, 1 and 3 on socket 1: replica 1 takes socket 1's first half, not the
+        # next cores in number order (socket 0's second half).
+        ((0, 1, 0, 1), ["0-7,32-39", "16-23,48-55", "8-15,40-47", "24-31,56-63"]),
+    ],
+)
+def test_four_replicas_on_two_sockets_take_whole_cores_near_their_gpus(
+    gpu_sockets: tuple[int, ...], expected: list[str]
+) -> None:
     # 2 sockets x 16 cores x 2 threads: CPUs 0-15 and 32-47 are socket 0's, 16-31 and 48-63 socket 1's.
-    core_of, (socket0, socket1) = two_socket_host(16, 2)
-    host = HostCpus(tuple(range(64)), core_of, (socket0, socket0, socket1, socket1))
-    shares = split_cpus(host)
+    core_of, sockets = two_socket_host(16, 2)
+    shares = split_cpus(HostCpus(tuple(range(64)), core_of, tuple(sockets[s] for s in gpu_sockets)))
     assert shares is not None
-    assert [cpu_list_text(share) for share in shares] == [
-        "0-7,32-39",
-        "8-15,40-47",
-        "16-23,48-55",
-        "24-31,56-63",
-    ]
-    # GPUs 0 and 2 on socket 0, 1 and 3 on socket 1: replica 1 takes socket 1's first half, not the
-    # next cores in number order (socket 0's second half).
-    crossed = split_cpus(HostCpus(tuple(range(64)), core_of, (socket0, socket1, socket0, socket1)))
-    assert crossed is not None
-    assert [cpu_list_text(share) for share in crossed] == [
-        "0-7,32-39",
-        "16-23,48-55",
-        "8-15,40-47",
-        "24-31,56-63",
-    ]
+    assert [cpu_list_text(share) for share in shares] == expected
 
 
 @given(
