@@ -73,4 +73,7 @@ run_and_gather() {
     keep_run "$run" "$(basename "$(dirname "$run")")"
   done
   tail -c 2000000 "$RESULTS/run-all.log" | xz -9 > "$RESULTS/out/run-all.log.xz"
+  # How big the host's compile and JIT caches grew: whether carrying them to the next lease would spare its
+  # engine starts (166 s cold for whisper on four H100s, 41 s with the first start's caches).
+  du -sh ~/.cache/vllm ~/.cache/flashinfer ~/.triton /tmp/torchinductor_* > "$RESULTS/out/caches.txt" 2>&1
 }

@@ -1,13 +1,18 @@
-"""Each replica's own CPUs on one host: several engines must not fight over the same cores.
+"""The CPUs of the engines on one host: vLLM's engine core on one torch thread, the process feeding it on a
+few, and each replica on its own share of the host's cores, so that engines do not fight over them.
 
-Every vLLM replica is two busy processes (the harness's replica with vLLM's front end, and vLLM's engine
-core), and PyTorch gives each as many threads as the host has cores. Four whisper replicas on a 64-core
-host with four H100s loaded every core (load average 146) and left the GPUs half idle: the replicas
-together ran at under 0.56 of four times one alone (bench/RESULTS.md, 2026-11-26). vLLM avoids this for
-its own tensor-parallel workers by giving each one torch thread; replicas get the same here, and each its
-own share of the host's CPUs, taken from the CPUs near its first GPU (the card's NUMA node, which Linux
-lists in /sys/bus/pci/devices/BUS/local_cpulist) and made of whole cores, so two replicas never share a
-core's hyper-threads.
+Every vLLM engine is two busy processes: the harness's, with vLLM's front end, which makes the engine's
+inputs, and vLLM's engine core. PyTorch gives each as many threads as the host has cores. One whisper engine
+alone on an H100 of a 64-core host kept its engine core at 1,000-3,600 % CPU with the GPU 45-77 % busy
+(41.9 samples/s); four of them loaded every core (load average 146) and together ran at under 0.56 of four
+times one. With one torch thread per process and a share each, four ran at 186.5 samples/s, 46.6 each,
+with the load average at 8; each was then bound by its front end making audio features on its one thread
+(bench/RESULTS.md, 2026-11-26). So where the descriptor's `environment` does not set `OMP_NUM_THREADS`, the
+engine starts with one thread (`with_engine_threads`; vLLM's engine core inherits it, and vLLM makes the
+same choice for its own tensor-parallel workers), and the feeding process then takes half of its CPUs
+(`front_end_threads`). Each replica's share is taken from the CPUs near its first GPU (the card's NUMA
+node, which Linux lists in /sys/bus/pci/devices/BUS/local_cpulist) and made of whole cores, so two
+replicas never share a core's hyper-threads.
 
 `split_cpus` decides the shares from facts read once by `read_host` (the edge); preflight records them in
 the placement and run.json, and the replica processes pin themselves to them (harness.engines.replicas).
@@ -20,9 +25,10 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-# The torch threads of a replica's processes, where the environment sets none: vLLM's own choice for the
+# The torch threads of an engine's processes where the descriptor sets none: vLLM's own choice for the
 # worker processes of a tensor-parallel engine (multiproc_executor, "Reducing Torch parallelism").
-REPLICA_TORCH_THREADS = "1"
+ENGINE_TORCH_THREADS = "1"
+TORCH_THREADS_VARIABLE = "OMP_NUM_THREADS"
 
 _SYSFS = Path("/sys")
 
@@ -35,6 +41,21 @@ class HostCpus:
     usable: tuple[int, ...]
     core_of: Mapping[int, Hashable]
     near_gpu: tuple[frozenset[int] | None, ...]
+
+
+def with_engine_threads(environment: Mapping[str, str]) -> dict[str, str]:
+    """The variables of an engine whose threads the harness sets: one torch thread for vLLM's engine core,
+    which the process that starts it passes on."""
+    return {**environment, TORCH_THREADS_VARIABLE: ENGINE_TORCH_THREADS}
+
+
+def front_end_threads(usable_cpus: int) -> int:
+    """The torch threads of the process that feeds an engine, set once its engine core has started with
+    one: half the CPUs the process may use (at least one), the rest left to the engine core and vLLM's other
+    threads. That process makes the engine's inputs; whisper's log-mel features are torch STFTs there: one
+    whisper replica on an H100 made 51.0 samples/s with one thread in both processes and 61.8 with its front
+    end on 8 of the host's 16 CPUs (bench/RESULTS.md, 2026-11-26)."""
+    return max(1, usable_cpus // 2)
 
 
 def split_cpus(host: HostCpus) -> tuple[tuple[int, ...], ...] | None:

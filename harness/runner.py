@@ -25,6 +25,7 @@ import msgspec
 from compliance.registry import AuditContext, audit_config_path, audit_test
 from harness import environment, ledger, preflight
 from harness.benchmarks.registry import benchmark_plugin, load_plugin, response_dtype, sample_media
+from harness.cpu_shares import TORCH_THREADS_VARIABLE, with_engine_threads
 from harness.early_abort import Limits
 from harness.engine_session import EngineSession, worker_environment
 from harness.engines.base import EngineSpec, Generation
@@ -139,6 +140,18 @@ class RunPlan:
             stages=result.cluster_stages if result else [],
         )
 
+    @property
+    def engine_environment(self) -> dict[str, str]:
+        """The variables the engine runs with: the descriptor's, one torch thread for its engine core where
+        the harness sets the threads (harness.cpu_shares says why), and exactly the GPUs preflight placed
+        its replicas on, group after group."""
+        environment = dict(self.setup.environment)
+        if self.engine.split_threads:
+            environment = with_engine_threads(environment)
+        if self.placement is not None:
+            environment["CUDA_VISIBLE_DEVICES"] = self.placement.visible_devices
+        return environment
+
     def topology_text(self) -> str | None:
         """`2 replica(s) of TP=2 on GPUs 0,1 | 2,3 (4x NVIDIA H100 80GB HBM3); per GPU ...`: the placement
         and the memory estimate, as run and run-all print them before the engine starts."""
@@ -168,7 +181,7 @@ class RunPlan:
             replicas=self.engine.replicas,
             nodes=self.engine.cluster.nodes if self.engine.cluster else None,
             args=self.engine.args,
-            environment=self.setup.environment,
+            environment=self.engine_environment,
             sampling=self.engine.generation.model_dump(),
         )
 
@@ -351,6 +364,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         media=media,
         cluster=system.cluster,
         cpu_shares=placement.cpu_shares if placement is not None else None,
+        split_threads=placement is not None and TORCH_THREADS_VARIABLE not in setup.environment,
     )
     user_conf = dict(scenario_setup.user_conf)
     if request.target_qps is not None:
@@ -596,10 +610,7 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         progress_label=label if request.progress else None,
         early_abort=plan.early_abort,
     )
-    engine_environment = dict(plan.setup.environment)
-    if plan.placement is not None:  # the worker sees exactly its replicas' GPUs, group after group
-        engine_environment["CUDA_VISIBLE_DEVICES"] = plan.placement.visible_devices
-    worker_env = worker_environment(engine_environment, plan.loadgen.path)
+    worker_env = worker_environment(plan.engine_environment, plan.loadgen.path)
     began = time.monotonic()
     if session is None:
         with EngineSession() as own_session:

@@ -146,8 +146,8 @@ def fake_nvidia_smi(folder: Path, gpus: list[tuple[str, int]]) -> Path:
 
 
 class WhereEngine:
-    """An engine that answers every sample with where its process runs: the CPUs it may use, then its
-    torch threads setting (OMP_NUM_THREADS) negated, so a test sees each replica process's placement."""
+    """An engine that answers every sample with the CPUs its process may use, so a test sees each replica
+    process's placement."""
 
     def __init__(self, spec: Any) -> None:
         self.spec = spec
@@ -157,7 +157,7 @@ class WhereEngine:
     def use_generation(self, generation: Any) -> None: ...
 
     def submit(self, samples: Any, events: Any) -> None:
-        answer = [*sorted(os.sched_getaffinity(0)), -int(os.environ.get("OMP_NUM_THREADS", "0"))]
+        answer = sorted(os.sched_getaffinity(0))
         for sample in samples:
             events.complete(sample.id, answer)
 

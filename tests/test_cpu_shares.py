@@ -12,7 +12,14 @@ from harness_helpers import fake_nvidia_smi, where_engine
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.cpu_shares import HostCpus, cpu_list_text, parse_cpu_list, read_host, split_cpus
+from harness.cpu_shares import (
+    HostCpus,
+    cpu_list_text,
+    front_end_threads,
+    parse_cpu_list,
+    read_host,
+    split_cpus,
+)
 from harness.engines.base import EngineSpec, Generation, Sample
 from harness.engines.replicas import ProcessReplicas, ReplicatedEngine
 from harness.preflight import place_engines
@@ -167,12 +174,9 @@ class Answers:
         raise AssertionError(reason)
 
 
-def test_each_replica_process_runs_on_its_share_with_one_torch_thread(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_each_replica_process_runs_on_its_share() -> None:
     usable = sorted(os.sched_getaffinity(0))
     assert len(usable) >= 2, "two replicas need two CPUs to be given one each"
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     shares = ((usable[-1],), tuple(usable[:-1]))
     spec = EngineSpec(
         backend="synthetic", model="synthetic", generation=GENERATION, replicas=2, cpu_shares=shares
@@ -184,8 +188,15 @@ def test_each_replica_process_runs_on_its_share_with_one_torch_thread(
     engine.submit([Sample(0, 0, [1, 2, 3]), Sample(1, 1, [1, 2, 3])], answers)
     assert answers.done.wait(60)
     engine.stop()
-    assert answers.tokens == {0: [usable[-1], -1], 1: [*usable[:-1], -1]}
-    assert "OMP_NUM_THREADS" not in os.environ  # the harness's own process keeps its threads
+    assert answers.tokens == {0: [usable[-1]], 1: usable[:-1]}
+    assert os.sched_getaffinity(0) == set(usable)  # the harness's own process keeps its CPUs
+
+
+@given(st.integers(min_value=1, max_value=512))
+def test_the_front_end_takes_half_its_cpus_and_leaves_the_rest(cpus: int) -> None:
+    threads = front_end_threads(cpus)
+    assert 1 <= threads <= cpus
+    assert threads == cpus or cpus - threads >= threads  # as many left over for the engine core and vLLM
 
 
 def test_a_share_the_host_no_longer_has_fails_that_replica_by_name() -> None:

@@ -361,6 +361,8 @@ def test_smoke_samples_set_the_length_of_each_trial_run(tmp_path: Path) -> None:
     # The 64-record dataset caps the default 256; each run then uses as many records as asked.
     assert {run["samples"] for run in default["runs"] if run["step"].endswith("performance")} == {64}
     assert {run["samples"] for run in fewer["runs"] if run["step"].endswith("performance")} == {20}
+    # No model is loaded here: the engine's environment is the descriptor's alone (none).
+    assert all(run["environment"] == {} for run in default["runs"])
     alone = run_cli(*command, "--smoke-samples", "20", cwd=tmp_path)
     assert alone.returncode == 2 and "add --smoke" in alone.stderr and "Traceback" not in alone.stderr
 

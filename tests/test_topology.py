@@ -165,11 +165,34 @@ def test_shipped_multi_gpu_descriptors_plan_for_their_host(tmp_path: Path, syste
     command = _dry_run_on_described_gpus(tmp_path, system)
     result = run_cli(*command, "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    topologies = [run["topology"] for run in json.loads(result.stdout)["runs"]]
+    runs = json.loads(result.stdout)["runs"]
+    topologies = [run["topology"] for run in runs]
     assert len(topologies) == 3 and all(topology == topologies[0] for topology in topologies)
+    # The engine sees the GPUs placed, and each of its processes has one torch thread (harness.cpu_shares).
+    placed = ",".join(str(gpu) for replica in topologies[0]["replicas"] for gpu in replica["gpus"])
+    environments = [run["environment"] for run in runs]
+    assert all(
+        env["OMP_NUM_THREADS"] == "1" and env["CUDA_VISIBLE_DEVICES"] == placed for env in environments
+    )
     estimate = topologies[0]["memory_estimate"]
     assert estimate["sequences"] >= 1 and estimate["weights_gib"] > 0
     assert f"llama2-70b-99.9 Offline: {shape}; per GPU" in run_cli(*command, cwd=tmp_path).stdout
+
+
+def test_a_descriptor_sets_its_engine_threads_itself(tmp_path: Path) -> None:
+    descriptor = descriptor_data("dell_r760xa_l40s")
+    descriptor["id"] = "l40s_eight_threads"
+    for setup in descriptor["benchmarks"].values():
+        setup["environment"] = {"OMP_NUM_THREADS": "8", "TOKENIZERS_PARALLELISM": "false"}
+    path = write_json(tmp_path / "l40s_eight_threads.json", descriptor)
+    result = run_cli(*_dry_run_on_described_gpus(tmp_path, str(path)), "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    environments = [run["environment"] for run in json.loads(result.stdout)["runs"]]
+    assert environments and all(
+        environment
+        == {"OMP_NUM_THREADS": "8", "TOKENIZERS_PARALLELISM": "false", "CUDA_VISIBLE_DEVICES": "0,1,2,3"}
+        for environment in environments
+    )
 
 
 def _dry_run_on_described_gpus(tmp_path: Path, system: str) -> tuple[str, ...]:

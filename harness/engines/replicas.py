@@ -7,7 +7,8 @@ room, and reports the replicas' events to LoadGen. Where the copies run is the t
 - `ProcessReplicas` (this module): one process per copy on this host. Replica r sees the r-th group of
   tensor x pipeline parallel GPUs among those the run was given (CUDA_VISIBLE_DEVICES, which the runner
   sets from the placement preflight decided: harness.topology), runs on its own share of the host's CPUs
-  where preflight gave it one, and with one torch thread (harness.cpu_shares says why).
+  where preflight gave it one, and with the engine's environment (one torch thread unless the descriptor
+  sets its own: harness.cpu_shares says why).
 - `RayReplicas` (`ray_replicas`): one Ray actor per copy on a cluster's nodes, for multi-node systems.
 
 Either way a transport hands every event to one `receive` callback: `(FIRST|DONE|FAILED, sample_id,
@@ -24,7 +25,6 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from harness.cpu_shares import REPLICA_TORCH_THREADS
 from harness.engines.base import CompletionEvents, Engine, EngineSpec, Generation, Sample
 from harness.environment import visible_devices
 from harness.lifetime import end_with_parent
@@ -204,8 +204,6 @@ def _serve_replica(
     end_with_parent(parent_pid)
     if devices is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = devices
-    # Before the engine imports torch; vLLM's engine core, started from here, inherits both.
-    os.environ.setdefault("OMP_NUM_THREADS", REPLICA_TORCH_THREADS)
     try:
         if cpus:
             os.sched_setaffinity(0, cpus)

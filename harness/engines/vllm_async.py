@@ -20,6 +20,7 @@ from harness.engines.vllm_common import (
     chat_renderer,
     engine_keyword_arguments,
     engine_prompt,
+    take_front_end_threads,
     vllm_versions,
 )
 
@@ -44,6 +45,7 @@ class VllmAsyncEngine:
             return AsyncLLM.from_engine_args(AsyncEngineArgs(**arguments))
 
         self._engine = self._loop.call(build)
+        take_front_end_threads(self._spec)
         self._render_chat = None
         if self._spec.media == "image":
 

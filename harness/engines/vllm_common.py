@@ -1,12 +1,24 @@
-"""What the two in-process vLLM engines share: engine arguments and sampling parameters."""
+"""What the two in-process vLLM engines share: engine arguments, sampling parameters and the threads of the
+process that feeds them."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from harness.cpu_shares import front_end_threads
 from harness.engines.base import EngineSpec, Generation, Sample
 from harness.media import AudioClip, ImageChat, pil_images
+
+
+def take_front_end_threads(spec: EngineSpec) -> None:
+    """Once the engine core has started with one torch thread, this process, which makes the engine's
+    inputs, takes its own share of threads (harness.cpu_shares); nothing where the descriptor set them."""
+    if spec.split_threads:
+        import torch
+
+        torch.set_num_threads(front_end_threads(len(os.sched_getaffinity(0))))
 
 
 def engine_keyword_arguments(spec: EngineSpec, harness_args: Iterable[str] = ()) -> dict[str, Any]:

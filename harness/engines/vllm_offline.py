@@ -21,6 +21,7 @@ from harness.engines.vllm_common import (
     chat_renderer,
     engine_keyword_arguments,
     engine_prompt,
+    take_front_end_threads,
     vllm_versions,
 )
 
@@ -40,6 +41,7 @@ class VllmOfflineEngine:
         from vllm import LLM
 
         self._llm = LLM(**engine_keyword_arguments(self._spec, harness_args=HARNESS_ARGS))
+        take_front_end_threads(self._spec)
         self._params = SamplingForSamples(self._spec.generation, streaming=False)
         self._render_chat = chat_renderer(self._llm.get_tokenizer()) if self._spec.media == "image" else None
         self._driver.start()

@@ -142,6 +142,7 @@ def _plan_json(campaign: Campaign) -> dict[str, object]:
                 "samples": planned.estimate.samples,
                 "estimated_seconds": round(planned.estimate.seconds),
                 "topology": topology.model_dump(mode="json") if topology else None,
+                "environment": planned.plan.engine_environment,
             }
             for planned in campaign.runs
             for topology in [planned.plan.topology_record()]
