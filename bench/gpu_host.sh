@@ -5,6 +5,11 @@ mkdir -p "$RESULTS"
 
 source "$(dirname "${BASH_SOURCE[0]}")/gpu_helpers.sh"
 
+# Compile and JIT caches an earlier lease on the same kind of GPU brought back (keep_caches in gpu_helpers.sh),
+# carried as .stage/cache and copied to /tmp in a call of their own, as the site's parts are.
+if [ -f /tmp/caches.tgz ]; then
+  tar xzf /tmp/caches.tgz -C ~ && log "caches of an earlier lease unpacked"
+fi
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader > "$RESULTS/gpus.txt"
 [ -f /tmp/synthetic-cnn-eval.json ] || submitter data synth --out /tmp/synthetic-cnn-eval.json
 [ -d /tmp/dummy-llama3.1-8b ] || submitter data dummy-model --out /tmp/dummy-llama3.1-8b
