@@ -182,6 +182,7 @@ class RunPlan:
             nodes=self.engine.cluster.nodes if self.engine.cluster else None,
             args=self.engine.args,
             environment=self.engine_environment,
+            split_threads=self.engine.split_threads,
             sampling=self.engine.generation.model_dump(),
         )
 
@@ -350,6 +351,11 @@ def plan_run(request: RunRequest) -> RunPlan:
         generation_rules, ignore_eos=dummy, max_tokens=generation_rules.max_output_tokens_for(request.mode)
     )
     target = loadgen_target(benchmark, request.scenario)
+    # The harness sets the threads of vLLM loaded on this host unless the descriptor does (a cluster's actors
+    # are started by Ray, with its settings).
+    split_threads = (
+        engine_facts.needs_gpu and system.cluster is None and TORCH_THREADS_VARIABLE not in setup.environment
+    )
     engine = EngineSpec(
         backend=backend,
         model=model,
@@ -364,7 +370,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         media=media,
         cluster=system.cluster,
         cpu_shares=placement.cpu_shares if placement is not None else None,
-        split_threads=placement is not None and TORCH_THREADS_VARIABLE not in setup.environment,
+        split_threads=split_threads,
     )
     user_conf = dict(scenario_setup.user_conf)
     if request.target_qps is not None:

@@ -156,6 +156,7 @@ def test_offline_smoke_on_two_nodes_is_valid_and_run_json_says_where_it_ran(
     record = json.loads((demo / outcome["runs"][2]["run_dir"] / "run.json").read_text())
     assert record["loadgen"]["outcome"]["validity"] == "VALID"
     assert record["engine"]["nodes"] == 2 and record["engine"]["replicas"] == 2
+    assert not record["engine"]["split_threads"]  # the synthetic engine's threads are its own
     nodes = record["cluster"]["nodes"]
     assert sorted(node["node_id"] for node in nodes) == _node_ids(cluster.address)
     assert all(node["gpus"] == GPUS_PER_NODE and node["versions"]["submitter"] for node in nodes)

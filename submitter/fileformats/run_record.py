@@ -210,7 +210,10 @@ class EngineRecord(BaseModel):
     pipeline_parallel_size: int = 1
     replicas: int
     args: dict[str, Any]
-    environment: dict[str, str]
+    environment: dict[str, str]  # the variables the engine ran with, the harness's own included
+    # The process feeding vLLM's engine core took half its CPUs as torch threads once the core had started
+    # with the one thread `environment` gives it (harness.cpu_shares); False: every process had those.
+    split_threads: bool = False
     sampling: dict[str, Any]
 
 
