@@ -168,7 +168,7 @@ def test_shipped_multi_gpu_descriptors_plan_for_their_host(tmp_path: Path, syste
     runs = json.loads(result.stdout)["runs"]
     topologies = [run["topology"] for run in runs]
     assert len(topologies) == 3 and all(topology == topologies[0] for topology in topologies)
-    # The engine sees the GPUs placed, and each of its processes has one torch thread (harness.cpu_shares).
+    # The engine sees the GPUs placed; vLLM's engine core starts with one torch thread (harness.cpu_shares).
     placed = ",".join(str(gpu) for replica in topologies[0]["replicas"] for gpu in replica["gpus"])
     environments = [run["environment"] for run in runs]
     assert all(
