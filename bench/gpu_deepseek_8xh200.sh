@@ -26,4 +26,5 @@ timed submitter data dummy-model --benchmark "$benchmark" --precision published 
 modes=()
 for mode in ${MODES:-TEST06 performance accuracy}; do modes+=(--mode "$mode"); done
 run_and_gather "$system" "$benchmark" --scenario Offline "${modes[@]}"
+keep_caches
 log "done"

@@ -73,13 +73,13 @@ run_and_gather() {
     keep_run "$run" "$(basename "$(dirname "$run")")"
   done
   tail -c 2000000 "$RESULTS/run-all.log" | xz -9 > "$RESULTS/out/run-all.log.xz"
-  keep_caches
 }
 # The host's compile and JIT caches (vLLM's torch.compile artifacts, FlashInfer's and Triton's kernels): their
 # sizes in $RESULTS/out/caches.txt and, where they pack into 40 MB or less, /tmp/gpu-caches/caches.tgz. Bring
 # that back and carry it to the next lease on the same kind of GPU (.stage/cache, copied to /tmp/caches.tgz in
 # a call of its own), where gpu_host.sh unpacks it before any engine starts. A cold whisper start was 166 s on
 # four H100s and 41 s with the caches, most of the difference nvcc building kernels after CUDA-graph capture.
+# Called once, after a script's last plan: the caches then hold every engine it started.
 keep_caches() {
   local found=() dir
   for dir in .cache/vllm .cache/flashinfer .triton; do

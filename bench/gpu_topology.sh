@@ -101,4 +101,5 @@ if [ -n "${QPS:-}" ]; then
   log "$benchmark target_qps $QPS"
 fi
 run_and_gather gpu_multi_dummy "$benchmark" --round "$round" --scenario Offline "${modes[@]}" "${trial[@]}"
+keep_caches
 log "done $benchmark"
