@@ -9,8 +9,9 @@ timed() {
   log "exit $? after $((SECONDS - started)) s: $*"
 }
 submitter() { python3 -m submitter "$@"; }
-# A copy of bench/systems/SYSTEM.json with one scenario's target_qps changed (and the benchmark's replica count,
-# where REPLICAS is given), written to folder DIR (for SUBMITTER_SYSTEMS_PATH):
+# A copy of bench/systems/SYSTEM.json with one scenario's target_qps changed, written to folder DIR (for
+# SUBMITTER_SYSTEMS_PATH). Where REPLICAS is given, the copy holds only that benchmark, with that many replicas
+# and the system description counting the GPUs they use:
 #   descriptor_at_rate SYSTEM BENCHMARK SCENARIO QPS DIR [REPLICAS]
 descriptor_at_rate() {
   mkdir -p "$5"
@@ -22,6 +23,9 @@ setup = descriptor["benchmarks"][benchmark]
 setup["scenarios"][scenario]["user_conf"]["target_qps"] = float(qps)
 if replicas:
     setup["replicas"] = int(replicas[0])
+    group = setup.get("tensor_parallel_size", 1) * setup.get("pipeline_parallel_size", 1)
+    descriptor["system"]["accelerators_per_node"] = str(setup["replicas"] * group)
+    descriptor["benchmarks"] = {benchmark: setup}
 open(f"{folder}/{system}.json", "w").write(json.dumps(descriptor, indent=2))
 EOF
 }

@@ -14,6 +14,9 @@
 #   llama3.1-405b    TP=4            v6.0   none    shortened: one pass over SAMPLES (default 192) records;
 #                                                   all 126 layers fit four H200s, LAYERS=80 on four H100s
 #
+# REPLICAS=N runs N replicas instead of the table's count, on a host with fewer GPUs (whisper as 2 x TP=1 on
+# two H100s): give it QPS or BASELINE too, since the table's rates are for the table's replicas.
+#
 # A full-length run of the last two would take hours (equal-issue sets of 48,289 and 8,313 samples at a few
 # samples/s), so they run as labelled trials (`--smoke --smoke-samples`) sized for 8-10 minutes of steady
 # generation at the rate expected (qwen3-vl about 6 samples/s on four H100s, 405b about 0.3).
@@ -40,6 +43,10 @@
 # one-replica/out, with BASELINE below).
 set -uo pipefail
 benchmark=${1:-llama2-70b-99.9}
+if [ -n "${REPLICAS:-}" ] && [ -z "${QPS:-}${BASELINE:-}" ]; then
+  echo "REPLICAS=$REPLICAS needs QPS or BASELINE: the descriptor's target_qps is sized for its own replicas" >&2
+  exit 2
+fi
 export RESULTS=/tmp/gpu-topology
 source bench/gpu_host.sh
 
@@ -90,13 +97,13 @@ if [ -n "${BASELINE:-}" ]; then
   rate=$(sed -n 's/^Samples per second *: *//p' "$RESULTS/one-replica/out/performance.mlperf_log_summary.txt")
   log "one replica alone: ${rate:-no} samples/s"
   if [ -z "${QPS:-}" ] && [ -n "$rate" ]; then
-    replicas=$(python3 -c "import json; print(json.load(open('bench/systems/gpu_multi_dummy.json'))\
-['benchmarks']['$benchmark'].get('replicas', 1))")
+    replicas=${REPLICAS:-$(python3 -c "import json; print(json.load(open('bench/systems/gpu_multi_dummy.json'))\
+['benchmarks']['$benchmark'].get('replicas', 1))")}
     QPS=$(python3 -c "print(round($replicas * $rate, 1))")
   fi
 fi
 if [ -n "${QPS:-}" ]; then
-  descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$QPS" "$RESULTS/systems"
+  descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$QPS" "$RESULTS/systems" ${REPLICAS:-}
   export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
   log "$benchmark target_qps $QPS"
 fi
