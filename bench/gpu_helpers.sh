@@ -51,6 +51,26 @@ watch_host() {
     sleep 30
   done
 }
+# Where the busiest Python processes spend their time, once per plan: PROFILE_AFTER seconds (default 60) after
+# LoadGen's first test began (its mlperf_log_detail.txt appeared under $RESULTS/runs), py-spy samples every
+# process above 50 % CPU for 20 s without pausing it, into $RESULTS/out/profiles/PID-NAME.txt (collapsed stacks
+# with sample counts, one line per stack and thread). Only where py-spy is installed: gpu_host.sh installs it
+# from its wheel, carried as .stage/tools (pip download --no-deps --only-binary :all: py-spy). whisper's two
+# replicas added samples at 37 per second each against 49 for one alone (bench/RESULTS.md, 2026-11-26); the
+# profiles say in which calls.
+profile_busy() {
+  command -v py-spy > /dev/null || return 0
+  until find "$RESULTS/runs" -name mlperf_log_detail.txt 2> /dev/null | grep -q .; do sleep 5; done
+  sleep "${PROFILE_AFTER:-60}"
+  mkdir -p "$RESULTS/out/profiles"
+  local pid name
+  while read -r pid name; do
+    py-spy record --pid "$pid" --duration 20 --rate 100 --nonblocking --threads --format raw \
+      --output "$RESULTS/out/profiles/$pid-$name.txt" > /dev/null 2>> "$RESULTS/out/profiles/py-spy.log" &
+  done < <(ps -eo pid=,pcpu=,comm= --sort=-pcpu | awk '$2 > 50 && ($3 ~ /python|VLLM/) {print $1, $3}')
+  wait
+  log "profiled $(find "$RESULTS/out/profiles" -name '*.txt' | wc -l) busy process(es)"
+}
 # One run-all plan of SYSTEM's BENCHMARK (more run-all arguments after them): its dry run (placement, memory
 # estimate, samples and minutes) into the progress file first, then the plan (watched by watch_host), and what
 # to bring back gathered in $RESULTS/out: the outcome, the summary, what vLLM said of memory beside preflight's
@@ -63,8 +83,10 @@ run_and_gather() {
   submitter "${plan[@]}" --dry-run >> "$RESULTS/progress.txt" 2>&1
   watch_host &
   local watcher=$!
+  profile_busy &
+  local profiler=$!
   timed submitter "${plan[@]}" --json > "$RESULTS/run-all.json" 2> "$RESULTS/run-all.log"
-  kill "$watcher"
+  kill "$watcher" "$profiler" 2> /dev/null
   python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/summary.md"
   grep -E "Available KV cache memory|GPU KV cache size|Model loading took|per GPU|replica\(s\)|CUDA graph|torch.compile took" \
     "$RESULTS/run-all.log" > "$RESULTS/memory.txt"
@@ -72,6 +94,7 @@ run_and_gather() {
   cp "$RESULTS/gpus.txt" "$RESULTS/summary.md" "$RESULTS/memory.txt" "$RESULTS/progress.txt" "$RESULTS/run-all.json" \
     "$RESULTS/host-load.txt" "$RESULTS/out/"
   cp "$RESULTS/runs/ledger.jsonl" "$RESULTS/out/ledger.jsonl"
+  if [ -f "$RESULTS/cpus.txt" ]; then cp "$RESULTS/cpus.txt" "$RESULTS/out/"; fi
   local run
   for run in "$RESULTS"/runs/"$system"/"$benchmark"/*/*/*/; do
     keep_run "$run" "$(basename "$(dirname "$run")")"

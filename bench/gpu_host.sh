@@ -10,7 +10,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/gpu_helpers.sh"
 if [ -f /tmp/caches.tgz ]; then
   tar xzf /tmp/caches.tgz -C ~ && log "caches of an earlier lease unpacked"
 fi
+# py-spy, for profile_busy (gpu_helpers.sh), where its wheel was carried as .stage/tools.
+if ! command -v py-spy > /dev/null && compgen -G ".stage/tools/py_spy-*.whl" > /dev/null; then
+  python3 -m pip install -q --no-deps --target /tmp/pyspy .stage/tools/py_spy-*.whl && export PATH=$PATH:/tmp/pyspy/bin
+fi
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader > "$RESULTS/gpus.txt"
+# Which CPUs are hyper-threads of one core, and the GPUs' NUMA nodes: what CPU shares are made of.
+{ lscpu; lscpu --extended; nvidia-smi topo -m; } > "$RESULTS/cpus.txt" 2>&1
 [ -f /tmp/synthetic-cnn-eval.json ] || submitter data synth --out /tmp/synthetic-cnn-eval.json
 [ -d /tmp/dummy-llama3.1-8b ] || submitter data dummy-model --out /tmp/dummy-llama3.1-8b
 log "data ready"

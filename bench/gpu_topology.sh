@@ -81,15 +81,23 @@ fi
 mkdir -p "$(dirname "$data")"
 [ -e "$data" ] || timed submitter data synth --benchmark "$benchmark" --round "$round" "${records[@]}" --out "$data"
 
-# BASELINE=RATE first runs one replica alone (the same TP group, on the first GPUs) at target_qps RATE: an
-# Offline performance run of a few minutes, INVALID only for its length, whose samples/s is the one-replica
-# figure the replicas' scaling is measured against, on the same host. Without QPS, the replicas then ask
+# BASELINE=RATE first runs one replica alone (the same TP group, on the first GPUs and the first replica's
+# share of the CPUs, so with the same CPUs and threads) at target_qps RATE: an Offline performance run of a few
+# minutes, INVALID only for its length, whose samples/s is the one-replica figure the replicas' scaling is
+# measured against, on the same host. Without QPS, the replicas then ask
 # replicas x that rate: 660 s of samples at exactly that, VALID up to 1.1 times it (four whisper replicas beat
 # 0.95 x four times a replica that ran with other thread settings, and missed the 600 s), 733 s at 0.9.
 if [ -n "${BASELINE:-}" ]; then
+  descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$BASELINE" "$RESULTS/replicas-plan" ${REPLICAS:-}
+  share=$(SUBMITTER_SYSTEMS_PATH=$RESULTS/replicas-plan submitter run-all --system gpu_multi_dummy \
+    --benchmark "$benchmark" --round "$round" --scenario Offline --mode performance --dry-run --json 2> /dev/null |
+    python3 -c "import json, sys; print(json.load(sys.stdin)['runs'][0]['topology']['replicas'][0]['cpus'] or '')" 2> /dev/null)
   (
     RESULTS=$RESULTS/one-replica
-    mkdir -p "$RESULTS" && cp "$(dirname "$RESULTS")/gpus.txt" "$RESULTS/"
+    mkdir -p "$RESULTS" && cp "$(dirname "$RESULTS")"/{gpus,cpus}.txt "$RESULTS/"
+    if [ -n "$share" ] && taskset -pc "$share" "$BASHPID" > /dev/null; then
+      log "one replica on CPUs $share, the first replica's share"
+    fi
     descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$BASELINE" "$RESULTS/systems" 1
     export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
     run_and_gather gpu_multi_dummy "$benchmark" --round "$round" --scenario Offline --mode performance
