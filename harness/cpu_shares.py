@@ -1,16 +1,22 @@
-"""The CPUs of the engines on one host: vLLM's engine core on one torch thread, the process feeding it on a
-few, and each replica on its own share of the host's cores, so that engines do not fight over them.
+"""The CPUs of the engines on one host: vLLM's engine core on one torch thread, the inputs of samples with
+audio or images made on several threads beside it, and each replica on its own share of the host's cores,
+so that engines do not fight over them.
 
 Every vLLM engine is two busy processes: the harness's, with vLLM's front end, which makes the engine's
 inputs, and vLLM's engine core. PyTorch gives each as many threads as the host has cores. One whisper engine
 alone on an H100 of a 64-core host kept its engine core at 1,000-3,600 % CPU with the GPU 45-77 % busy
 (41.9 samples/s); four of them loaded every core (load average 146) and together ran at under 0.56 of four
 times one. With one torch thread per process and a share each, four ran at 186.5 samples/s, 46.6 each,
-with the load average at 8; each was then bound by its front end making audio features on its one thread
-(bench/RESULTS.md, 2026-11-26). So where the descriptor's `environment` does not set `OMP_NUM_THREADS`, the
-engine starts with one thread (`with_engine_threads`; vLLM's engine core inherits it, and vLLM makes the
-same choice for its own tensor-parallel workers), and the feeding process then takes half of its CPUs
-(`front_end_threads`). Each replica's share is taken from the CPUs near its first GPU (the card's NUMA
+with the load average at 8 (bench/RESULTS.md, 2026-11-26). So where the descriptor's `environment` does not
+set `OMP_NUM_THREADS`, the engine starts with one thread (`with_engine_threads`; vLLM's engine core inherits
+it, and vLLM makes the same choice for its own tensor-parallel workers).
+
+Each replica was then bound by its front end: vLLM makes a sample's inputs (whisper's log-mel features, 11-12
+ms of torch operations on one thread) inside `add_request`, one sample at a time, always on the one torch
+thread `OMP_NUM_THREADS` gives it. Two whisper replicas on two H100s handed over 37 samples/s each, their
+GPUs half idle. So a media engine's inputs are made on `front_end_threads` threads, each with vLLM's
+renderer (harness.engines.vllm_offline, vllm_async), unless the descriptor chose how they are made
+(`renderer_workers`). Each replica's share is taken from the CPUs near its first GPU (the card's NUMA
 node, which Linux lists in /sys/bus/pci/devices/BUS/local_cpulist) and made of whole cores, so two
 replicas never share a core's hyper-threads.
 
@@ -24,6 +30,7 @@ import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 # The torch threads of an engine's processes where the descriptor sets none: vLLM's own choice for the
 # worker processes of a tensor-parallel engine (multiproc_executor, "Reducing Torch parallelism").
@@ -50,12 +57,22 @@ def with_engine_threads(environment: Mapping[str, str]) -> dict[str, str]:
 
 
 def front_end_threads(usable_cpus: int) -> int:
-    """The torch threads of the process that feeds an engine, set once its engine core has started with
-    one: half the CPUs the process may use (at least one), the rest left to the engine core and vLLM's other
-    threads. That process makes the engine's inputs; whisper's log-mel features are torch STFTs there: one
-    whisper replica on an H100 made 51.0 samples/s with one thread in both processes and 61.8 with its front
-    end on 8 of the host's 16 CPUs (bench/RESULTS.md, 2026-11-26)."""
+    """The threads that make a media engine's inputs, beside its engine core: half the CPUs the process
+    feeding the engine may use (at least one), the rest left to the engine core and vLLM's other threads."""
     return max(1, usable_cpus // 2)
+
+
+def renderer_workers(
+    media: str | None, harness_sets_threads: bool, engine_args: Mapping[str, Any], cpus: int
+) -> int | None:
+    """The threads that make a media engine's inputs, each with vLLM's renderer: `front_end_threads` of the
+    `cpus` the process feeding it may use. None, so that vLLM makes them one at a time, for token prompts,
+    where the descriptor sets the threads, or where it chose how inputs are made: its own renderer pool
+    (`renderer_num_workers`), or a processor cache (`mm_processor_cache_gb`), which threads cannot share."""
+    chosen = "renderer_num_workers" in engine_args or bool(engine_args.get("mm_processor_cache_gb"))
+    if media is None or not harness_sets_threads or chosen:
+        return None
+    return front_end_threads(cpus)
 
 
 def split_cpus(host: HostCpus) -> tuple[tuple[int, ...], ...] | None:

@@ -25,7 +25,7 @@ import msgspec
 from compliance.registry import AuditContext, audit_config_path, audit_test
 from harness import environment, ledger, preflight
 from harness.benchmarks.registry import benchmark_plugin, load_plugin, response_dtype, sample_media
-from harness.cpu_shares import TORCH_THREADS_VARIABLE, with_engine_threads
+from harness.cpu_shares import TORCH_THREADS_VARIABLE, renderer_workers, with_engine_threads
 from harness.early_abort import Limits
 from harness.engine_session import EngineSession, worker_environment
 from harness.engines.base import EngineSpec, Generation
@@ -183,6 +183,7 @@ class RunPlan:
             args=self.engine.args,
             environment=self.engine_environment,
             split_threads=self.engine.split_threads,
+            renderer_workers=self.engine.renderer_workers,
             sampling=self.engine.generation.model_dump(),
         )
 
@@ -356,6 +357,8 @@ def plan_run(request: RunRequest) -> RunPlan:
     split_threads = (
         engine_facts.needs_gpu and system.cluster is None and TORCH_THREADS_VARIABLE not in setup.environment
     )
+    shares = placement.cpu_shares if placement is not None else None
+    feeding_cpus = len(shares[0]) if shares else len(os.sched_getaffinity(0))
     engine = EngineSpec(
         backend=backend,
         model=model,
@@ -371,6 +374,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         cluster=system.cluster,
         cpu_shares=placement.cpu_shares if placement is not None else None,
         split_threads=split_threads,
+        renderer_workers=renderer_workers(media, split_threads, args, feeding_cpus),
     )
     user_conf = dict(scenario_setup.user_conf)
     if request.target_qps is not None:

@@ -18,6 +18,7 @@ from harness.cpu_shares import (
     front_end_threads,
     parse_cpu_list,
     read_host,
+    renderer_workers,
     split_cpus,
 )
 from harness.engines.base import EngineSpec, Generation, Sample
@@ -197,6 +198,16 @@ def test_the_front_end_takes_half_its_cpus_and_leaves_the_rest(cpus: int) -> Non
     threads = front_end_threads(cpus)
     assert 1 <= threads <= cpus
     assert threads == cpus or cpus - threads >= threads  # as many left over for the engine core and vLLM
+
+
+@given(st.integers(min_value=1, max_value=512))
+def test_media_inputs_are_made_on_the_front_ends_threads_unless_the_descriptor_chose(cpus: int) -> None:
+    assert renderer_workers("audio", True, {"max_num_seqs": 256}, cpus) == front_end_threads(cpus)
+    assert renderer_workers("image", True, {"mm_processor_cache_gb": 0}, cpus) == front_end_threads(cpus)
+    assert renderer_workers(None, True, {}, cpus) is None  # token prompts need no inputs made
+    assert renderer_workers("audio", False, {}, cpus) is None  # the descriptor sets the threads
+    assert renderer_workers("audio", True, {"renderer_num_workers": 2}, cpus) is None
+    assert renderer_workers("image", True, {"mm_processor_cache_gb": 4}, cpus) is None  # a cache, unshared
 
 
 def test_a_share_the_host_no_longer_has_fails_that_replica_by_name() -> None:

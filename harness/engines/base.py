@@ -94,9 +94,12 @@ class EngineSpec(BaseModel):
     cluster: ClusterSetup | None = None
     # Replica r's own CPUs on this host, as preflight placed them (harness.cpu_shares); None: shared.
     cpu_shares: tuple[tuple[int, ...], ...] | None = None
-    # The engine core runs with one torch thread (from the environment) and the process feeding it takes
-    # more once the core has started (harness.cpu_shares); False where the descriptor sets the threads.
+    # The engine core runs with one torch thread, from the environment (harness.cpu_shares); False where
+    # the descriptor sets the threads.
     split_threads: bool = False
+    # Threads that make the inputs of samples with audio or images, each with vLLM's renderer, beside the
+    # engine core (harness.cpu_shares); None: vLLM makes them one at a time, as it does by default.
+    renderer_workers: int | None = None
 
     @property
     def gpus_per_replica(self) -> int:

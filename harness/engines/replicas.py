@@ -8,7 +8,7 @@ room, and reports the replicas' events to LoadGen. Where the copies run is the t
   tensor x pipeline parallel GPUs among those the run was given (CUDA_VISIBLE_DEVICES, which the runner
   sets from the placement preflight decided: harness.topology), runs on its own share of the host's CPUs
   where preflight gave it one, and with the engine's environment: where the harness sets the threads, its
-  vLLM engine core has one and the replica process half its share (harness.cpu_shares says why).
+  vLLM engine core has one, and media inputs are made on half its share (harness.cpu_shares says why).
 - `RayReplicas` (`ray_replicas`): one Ray actor per copy on a cluster's nodes, for multi-node systems.
 
 Either way a transport hands every event to one `receive` callback: `(FIRST|DONE|FAILED, sample_id,

@@ -5,10 +5,15 @@ issue thread never waits. Each task reports the first generated token the moment
 (`FirstTokenComplete`), then every generated id (`QuerySamplesComplete`); only ids the model produced
 are reported. `replicas` > 1 becomes vLLM's own data parallelism (one engine per GPU group, with
 vLLM's load balancer), so one process serves them all.
+
+Where the plan gives renderer workers (`EngineSpec.renderer_workers`), samples with audio or images have
+their inputs made on vLLM's own renderer pool (`renderer_num_workers`, through `render_cmpl_async`, as
+`vllm serve` does) instead of one at a time on the loop's thread.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Sequence
 from typing import Any
@@ -20,7 +25,6 @@ from harness.engines.vllm_common import (
     chat_renderer,
     engine_keyword_arguments,
     engine_prompt,
-    take_front_end_threads,
     vllm_versions,
 )
 
@@ -38,6 +42,9 @@ class VllmAsyncEngine:
         arguments = engine_keyword_arguments(self._spec)
         if self._spec.replicas > 1:
             arguments["data_parallel_size"] = self._spec.replicas
+        known = {field.name for field in dataclasses.fields(AsyncEngineArgs)}
+        if self._spec.renderer_workers and "renderer_num_workers" in known:  # vLLM 0.26 has it
+            arguments["renderer_num_workers"] = self._spec.renderer_workers
         self._params = SamplingForSamples(self._spec.generation, streaming=True)
         self._loop.start()
 
@@ -45,7 +52,9 @@ class VllmAsyncEngine:
             return AsyncLLM.from_engine_args(AsyncEngineArgs(**arguments))
 
         self._engine = self._loop.call(build)
-        take_front_end_threads(self._spec)
+        renderer = getattr(self._engine, "renderer", None)
+        pooled = self._spec.renderer_workers and "renderer_num_workers" in arguments
+        self._renderer = renderer if pooled and hasattr(renderer, "render_cmpl_async") else None
         self._render_chat = None
         if self._spec.media == "image":
 
@@ -79,6 +88,8 @@ class VllmAsyncEngine:
         generated: list[int] = []
         try:
             prompt = engine_prompt(sample, self._render_chat)
+            if self._renderer is not None and sample.media is not None:
+                prompt = (await self._renderer.render_cmpl_async([prompt]))[0]
             async for output in self._engine.generate(prompt, self._params(sample), str(sample.id)):
                 new_tokens = output.outputs[0].token_ids
                 if new_tokens and not generated:

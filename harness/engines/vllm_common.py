@@ -1,24 +1,12 @@
-"""What the two in-process vLLM engines share: engine arguments, sampling parameters and the threads of the
-process that feeds them."""
+"""What the two in-process vLLM engines share: engine arguments, sampling parameters and prompts."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from harness.cpu_shares import front_end_threads
 from harness.engines.base import EngineSpec, Generation, Sample
 from harness.media import AudioClip, ImageChat, pil_images
-
-
-def take_front_end_threads(spec: EngineSpec) -> None:
-    """Once the engine core has started with one torch thread, this process, which makes the engine's
-    inputs, takes its own share of threads (harness.cpu_shares); nothing where the descriptor set them."""
-    if spec.split_threads:
-        import torch
-
-        torch.set_num_threads(front_end_threads(len(os.sched_getaffinity(0))))
 
 
 def engine_keyword_arguments(spec: EngineSpec, harness_args: Iterable[str] = ()) -> dict[str, Any]:
@@ -30,6 +18,10 @@ def engine_keyword_arguments(spec: EngineSpec, harness_args: Iterable[str] = ())
         arguments["pipeline_parallel_size"] = spec.pipeline_parallel_size
     if spec.quantization:
         arguments["quantization"] = spec.quantization
+    if spec.renderer_workers:
+        # Inputs made on several threads: vLLM's processor cache is not thread-safe, and vLLM refuses a
+        # renderer pool beside it (it is off for encoder-decoder models such as whisper anyway).
+        arguments["mm_processor_cache_gb"] = 0
     if spec.dummy_weights:
         # The real architecture with random weights; prompts are token ids, so no tokenizer is needed,
         # except where audio or images go through the model's processor, which holds one.

@@ -1,8 +1,16 @@
 """Backend `vllm`: vLLM's in-process `LLM`, for Offline.
 
-Every sample LoadGen issues is handed to the engine at once and continuous batching does the rest
-(no fixed batches). One driver thread owns the engine (it is not thread-safe): it adds requests and
-steps the engine, completing each sample the moment it finishes rather than waiting for the slowest.
+Samples are handed to the engine as LoadGen issues them and continuous batching does the rest (no fixed
+batches). One driver thread owns the engine (it is not thread-safe): it adds requests and steps the
+engine, completing each sample the moment it finishes rather than waiting for the slowest.
+
+Token prompts are handed over all at once. Samples with audio or images first need their inputs made
+(whisper's log-mel features, the images' pixels), which vLLM's `add_request` does one at a time in the
+calling thread: one whisper replica handed over 37-49 samples/s that way, its GPU half idle (bench/
+RESULTS.md, 2026-11-26). Where the plan gives renderer workers (`EngineSpec.renderer_workers`), they make
+those inputs ahead with vLLM's own renderer (`render_cmpl`, the input `add_request` takes as is), and the
+driver hands them over while fewer than `MEDIA_WINDOW_PER_SEQUENCE` x max_num_seqs are in the engine, so
+the features wait here, a few at a time, not by the thousand in the engine core.
 
 Harness-side argument (not passed to vLLM): `sort_by_input_length` (default false) hands samples over
 longest prompt first.
@@ -12,7 +20,9 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from harness.engines.base import CompletionEvents, EngineSpec, Generation, Sample
@@ -21,11 +31,16 @@ from harness.engines.vllm_common import (
     chat_renderer,
     engine_keyword_arguments,
     engine_prompt,
-    take_front_end_threads,
     vllm_versions,
 )
 
 HARNESS_ARGS = ("sort_by_input_length",)
+# Media requests in the engine at most: a full batch running and as many waiting for a place.
+MEDIA_WINDOW_PER_SEQUENCE = 2
+# vLLM's default max_num_seqs, where the descriptor sets none.
+VLLM_MAX_NUM_SEQS = 256
+
+Issued = tuple[Sample, CompletionEvents]
 
 
 class VllmOfflineEngine:
@@ -34,23 +49,34 @@ class VllmOfflineEngine:
         self._sort = bool(spec.args.get("sort_by_input_length", False))
         self._incoming: queue.Queue[tuple[Sequence[Sample], CompletionEvents] | None] = queue.Queue()
         self._llm: Any = None
-        self._driver = threading.Thread(target=self._drive, name="vllm-offline-driver", daemon=True)
-        self._failure: BaseException | None = None
+        self._driver: OfflineDriver | None = None
+        self._thread = threading.Thread(target=self._drive, name="vllm-offline-driver", daemon=True)
 
     def start(self) -> None:
         from vllm import LLM
 
         self._llm = LLM(**engine_keyword_arguments(self._spec, harness_args=HARNESS_ARGS))
-        take_front_end_threads(self._spec)
-        self._params = SamplingForSamples(self._spec.generation, streaming=False)
-        self._render_chat = chat_renderer(self._llm.get_tokenizer()) if self._spec.media == "image" else None
-        self._driver.start()
+        params = SamplingForSamples(self._spec.generation, streaming=False)
+        render_chat = chat_renderer(self._llm.get_tokenizer()) if self._spec.media == "image" else None
+        engine = self._llm.llm_engine
+        self._driver = OfflineDriver(
+            engine,
+            params,
+            lambda sample: engine_prompt(sample, render_chat),
+            renderer=getattr(engine, "renderer", None),
+            workers=self._spec.renderer_workers,
+            window=MEDIA_WINDOW_PER_SEQUENCE * int(self._spec.args.get("max_num_seqs", VLLM_MAX_NUM_SEQS)),
+        )
+        self._thread.start()
 
     def use_generation(self, generation: Generation) -> None:
-        # Read by the driver thread only when it adds the next test's samples.
-        self._params = SamplingForSamples(generation, streaming=False)
+        assert self._driver is not None
+        # Read by the driver thread only when it hands over the next test's samples.
+        self._driver.params = SamplingForSamples(generation, streaming=False)
 
     def submit(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
+        if self._sort:
+            samples = sorted(samples, key=lambda s: len(s.prompt), reverse=True)
         self._incoming.put((samples, events))
 
     def flush(self) -> None:
@@ -58,48 +84,119 @@ class VllmOfflineEngine:
 
     def stop(self) -> None:
         self._incoming.put(None)
-        self._driver.join()
+        self._thread.join()
         self._llm = None
-        if self._failure is not None:
-            raise RuntimeError(f"the vLLM driver failed: {self._failure}") from self._failure
+        if self._driver is not None and self._driver.failure is not None:
+            failure = self._driver.failure
+            raise RuntimeError(f"the vLLM driver failed: {failure}") from failure
 
     def versions(self) -> dict[str, str]:
         return vllm_versions()
 
-    def _add(self, samples: Sequence[Sample], events: CompletionEvents, waiting: dict[str, Any]) -> None:
-        ordered = sorted(samples, key=lambda s: len(s.prompt), reverse=True) if self._sort else samples
-        engine = self._llm.llm_engine
-        for sample in ordered:
-            request_id = str(sample.id)
-            waiting[request_id] = (sample.id, events)
-            prompt = engine_prompt(sample, self._render_chat)
-            engine.add_request(request_id, prompt, self._params(sample))
-
     def _drive(self) -> None:
-        engine = self._llm.llm_engine
-        waiting: dict[str, Any] = {}
+        assert self._driver is not None
+        self._driver.run(self._incoming)
+
+
+class OfflineDriver:
+    """Feeds one vLLM `LLMEngine` (`add_request`, `step`, `has_unfinished_requests`) from a queue of
+    issued samples until it reads None, and reports each finished sample.
+
+    `renderer` (vLLM's, with `render_cmpl`) and `workers`: samples with media have their inputs made on
+    that many threads and are handed over in issue order while fewer than `window` are in the engine.
+    Without them, or for token prompts, every sample is handed over as it arrives."""
+
+    def __init__(
+        self,
+        engine: Any,
+        params: Callable[[Sample], Any],
+        prompt_for: Callable[[Sample], Any],
+        renderer: Any,
+        workers: int | None,
+        window: int,
+    ) -> None:
+        self._engine = engine
+        self.params = params
+        self._prompt_for = prompt_for
+        self._renderer = renderer if workers and hasattr(renderer, "render_cmpl") else None
+        self._pool = ThreadPoolExecutor(workers, "vllm-renderer") if self._renderer is not None else None
+        self._ahead = 4 * (workers or 1)  # inputs being made at once: every worker busy, a few queued
+        self._window = window
+        self._in_engine: dict[str, Issued] = {}
+        self._to_render: deque[Issued] = deque()
+        self._rendering: deque[tuple[Issued, Future[Any]]] = deque()
+        self.failure: BaseException | None = None
+
+    def run(self, incoming: queue.Queue[tuple[Sequence[Sample], CompletionEvents] | None]) -> None:
         stopping = False
         try:
-            while not (stopping and not waiting):
-                # Block for new work only when the engine is idle; otherwise just take what has arrived.
-                while True:
+            while not (stopping and self._idle()):
+                idle = self._idle()
+                # Block for new work only when there is nothing else to do.
+                while not stopping:
                     try:
-                        item = self._incoming.get(block=not waiting and not stopping)
+                        item = incoming.get(block=idle)
                     except queue.Empty:
                         break
                     if item is None:
                         stopping = True
                         break
-                    self._add(*item, waiting)
-                if not engine.has_unfinished_requests():
-                    if waiting:
-                        raise RuntimeError(f"the engine dropped {len(waiting)} request(s) without output")
+                    self._take(*item)
+                    idle = False
+                self._render_ahead()
+                self._hand_over()
+                if not self._engine.has_unfinished_requests():
+                    if self._in_engine:
+                        raise RuntimeError(
+                            f"the engine dropped {len(self._in_engine)} request(s) without output"
+                        )
+                    if self._rendering:  # nothing to step: wait for the next input instead of spinning
+                        self._rendering[0][1].exception()
                     continue
-                for output in engine.step():
+                for output in self._engine.step():
                     if output.finished:
-                        sample_id, events = waiting.pop(output.request_id)
-                        events.complete(sample_id, list(output.outputs[0].token_ids))
+                        sample, events = self._in_engine.pop(output.request_id)
+                        events.complete(sample.id, list(output.outputs[0].token_ids))
         except BaseException as exc:  # reported by stop(); LoadGen would otherwise wait forever
-            self._failure = exc
-            for sample_id, events in waiting.values():
-                events.fail(sample_id, f"vLLM failed: {exc}")
+            self.failure = exc
+            rendering = [issued for issued, _ in self._rendering]
+            for sample, events in [*self._in_engine.values(), *self._to_render, *rendering]:
+                events.fail(sample.id, f"vLLM failed: {exc}")
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(cancel_futures=True)
+
+    def _idle(self) -> bool:
+        return not self._in_engine and not self._to_render and not self._rendering
+
+    def _take(self, samples: Sequence[Sample], events: CompletionEvents) -> None:
+        for sample in samples:
+            if self._pool is not None and sample.media is not None:
+                self._to_render.append((sample, events))
+            else:
+                self._add(sample, events, self._prompt_for(sample))
+
+    def _add(self, sample: Sample, events: CompletionEvents, prompt: Any) -> None:
+        request_id = str(sample.id)
+        self._in_engine[request_id] = (sample, events)
+        self._engine.add_request(request_id, prompt, self.params(sample))
+
+    def _render_ahead(self) -> None:
+        while self._to_render and len(self._rendering) < self._ahead:
+            assert self._pool is not None
+            sample, events = self._to_render.popleft()
+            made = self._pool.submit(self._render, self._prompt_for(sample))
+            self._rendering.append(((sample, events), made))
+
+    def _render(self, prompt: Any) -> Any:
+        return self._renderer.render_cmpl([prompt])[0]
+
+    def _hand_over(self) -> None:
+        """Made inputs, in issue order, while the engine has room; a sample whose input failed fails alone."""
+        while self._rendering and self._rendering[0][1].done() and len(self._in_engine) < self._window:
+            (sample, events), made = self._rendering.popleft()
+            problem = made.exception()
+            if problem is not None:
+                events.fail(sample.id, f"its input could not be made: {type(problem).__name__}: {problem}")
+                continue
+            self._add(sample, events, made.result())

@@ -143,6 +143,7 @@ def _plan_json(campaign: Campaign) -> dict[str, object]:
                 "estimated_seconds": round(planned.estimate.seconds),
                 "topology": topology.model_dump(mode="json") if topology else None,
                 "environment": planned.plan.engine_environment,
+                "renderer_workers": planned.plan.engine.renderer_workers,
             }
             for planned in campaign.runs
             for topology in [planned.plan.topology_record()]

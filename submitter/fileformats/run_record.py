@@ -211,9 +211,12 @@ class EngineRecord(BaseModel):
     replicas: int
     args: dict[str, Any]
     environment: dict[str, str]  # the variables the engine ran with, the harness's own included
-    # The process feeding vLLM's engine core took half its CPUs as torch threads once the core had started
-    # with the one thread `environment` gives it (harness.cpu_shares); False: every process had those.
+    # vLLM's engine core ran with the one torch thread `environment` gives it, set by the harness
+    # (harness.cpu_shares); False: the descriptor set the threads, or the engine was not vLLM on this host.
     split_threads: bool = False
+    # Threads that made the inputs of samples with audio or images (vLLM's renderer on each); None: vLLM
+    # made them one at a time.
+    renderer_workers: int | None = None
     sampling: dict[str, Any]
 
 
