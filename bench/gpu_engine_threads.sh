@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What the torch threads of an engine's processes cost, on one GPU: the same shortened Offline pass with the
 # threads the descriptor's environment sets (each of THREADS in turn, OMP_NUM_THREADS for every process),
-# then with the harness's own setting (harness.cpu_shares: vLLM's engine core on one thread, the process
-# feeding it on half its CPUs once the core has started). The first run also pays the host's first compile,
+# then with the harness's own setting (harness.cpu_shares: vLLM's engine core on one thread, and a media
+# engine's inputs made on half the feeding process's CPUs). The first run also pays the host's first compile,
 # which is outside LoadGen's timing.
 #   llama3.1-8b (bench/systems/gpu_dummy.json), one pass over SAMPLES prompts; THREADS defaults to the cores:
 #     SAMPLES=6000 setsid nohup bash bench/gpu_engine_threads.sh llama3.1-8b > /tmp/gpu-threads.log 2>&1 &

@@ -4,7 +4,7 @@ argument model) and created through `registry.create_engine`.
 
 | backend      | module         | runs                                                        |
 |--------------|----------------|-------------------------------------------------------------|
-| `vllm`       | `vllm_offline` | vLLM's in-process `LLM`, every sample handed over at once     |
+| `vllm`       | `vllm_offline` | vLLM's in-process `LLM`, samples handed over as they come     |
 | `vllm-async` | `vllm_async`   | vLLM's in-process `AsyncLLM`, streaming first tokens          |
 | `openai`     | `openai`       | `/v1/completions` on one or many OpenAI-compatible servers    |
 | `synthetic`  | `synthetic`    | a deterministic timing model on the CPU                       |
