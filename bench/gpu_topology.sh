@@ -14,8 +14,10 @@
 #   llama3.1-405b    TP=4            v6.0   none    shortened: one pass over SAMPLES (default 192) records;
 #                                                   all 126 layers fit four H200s, LAYERS=80 on four H100s
 #
-# REPLICAS=N runs N replicas instead of the table's count, on a host with fewer GPUs (whisper as 2 x TP=1 on
-# two H100s): give it QPS or BASELINE too, since the table's rates are for the table's replicas.
+# REPLICAS=N runs N replicas instead of the table's count, on a host with fewer GPUs: give it QPS or BASELINE
+# too, since the table's rates are for the table's replicas. On two H100s: whisper as 2 x TP=1 (BASELINE=14
+# REPLICAS=2); mixtral-8x7b as one TP=2 group (REPLICAS=1 QPS=40: two sets of 15,000, VALID up to 50 samples/s;
+# planned at 21.9 GiB of FP8 weights and 515 sequences of 3,072 tokens per GPU).
 #
 # A full-length run of the last two would take hours (equal-issue sets of 48,289 and 8,313 samples at a few
 # samples/s), so they run as labelled trials (`--smoke --smoke-samples`) sized for 8-10 minutes of steady
