@@ -372,7 +372,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         quantization=setup.quantization,
         media=media,
         cluster=system.cluster,
-        cpu_shares=placement.cpu_shares if placement is not None else None,
+        cpu_shares=shares,
         split_threads=split_threads,
         renderer_workers=renderer_workers(media, split_threads, args, feeding_cpus),
     )
