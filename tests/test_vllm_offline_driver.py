@@ -1,6 +1,7 @@
 """The `vllm` backend's driver against a deterministic stand-in for vLLM's `LLMEngine` and renderer (no GPU
 here): token prompts go in at once; audio has its inputs made on several threads, handed over in issue
-order, never more than the window in the engine at once; a sample whose input fails fails alone."""
+order, never more than the window in the engine at once, by waves for an encoder-decoder model; a sample
+whose input fails fails alone."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import threading
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from harness.engines.base import Sample
-from harness.engines.vllm_offline import OfflineDriver
+from harness.engines.vllm_offline import OfflineDriver, encoder_wave
 from harness.media import AudioClip
 
 CLIP = AudioClip(np.zeros(1600, dtype=np.float32), 16_000)
@@ -35,9 +37,11 @@ class Output:
 @dataclass
 class StandInEngine:
     """`LLMEngine` as the driver uses it. Each step finishes the two oldest requests, answering each with
-    its request id as the one token; it records what was added and the most requests it held at once."""
+    its request id as the one token; it records what was added, how many before each step, and the most
+    requests it held at once."""
 
     added: list[tuple[str, Any]] = field(default_factory=list)
+    added_before_step: list[int] = field(default_factory=list)
     most_at_once: int = 0
     fail_on_step: int | None = None
     _running: deque[str] = field(default_factory=deque)
@@ -52,6 +56,7 @@ class StandInEngine:
         return bool(self._running)
 
     def step(self) -> list[Output]:
+        self.added_before_step.append(len(self.added) - sum(self.added_before_step))
         self._steps += 1
         if self._steps == self.fail_on_step:
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
@@ -104,6 +109,7 @@ def drive(
     renderer: Any,
     workers: int | None,
     window: int,
+    wave: int | None = None,
 ) -> tuple[OfflineDriver, Answers]:
     answers = Answers()
     driver = OfflineDriver(
@@ -113,6 +119,7 @@ def drive(
         renderer=renderer,
         workers=workers,
         window=window,
+        wave=wave,
     )
     incoming: queue.Queue[Any] = queue.Queue()
     for batch in batches:
@@ -146,6 +153,38 @@ def test_audio_inputs_are_made_on_several_threads_and_handed_over_in_order_withi
     assert engine.added == [(str(n), {"made from": n}) for n in range(120)]
     assert engine.most_at_once <= 6
     assert len(renderer.threads) >= 2 and all(name.startswith("vllm-renderer") for name in renderer.threads)
+
+
+def test_an_encoder_decoder_engine_gets_its_requests_by_whole_waves_with_none_waiting() -> None:
+    engine = StandInEngine()
+    batches = [audio_samples(range(0, 33)), audio_samples(range(33, 61))]
+    driver, answers = drive(engine, batches, StandInRenderer(), workers=2, window=12, wave=5)
+    assert driver.failure is None and answers.tokens == {n: [n] for n in range(61)}
+    assert engine.added == [(str(n), {"made from": n}) for n in range(61)]
+    waves = [added for added in engine.added_before_step if added]
+    assert sum(waves) == 61 and len(waves) < 61 / 5
+    assert all(added >= 5 for added in waves[:-1]), waves  # the last may be the samples left
+    assert engine.most_at_once <= 12
+
+
+def vllm_engine(encoder_decoder: bool, positions: int | None = 1500, budget: int | None = 16_384) -> Any:
+    """The attributes of vLLM's `LLMEngine` that `encoder_wave` reads."""
+    hf_config = SimpleNamespace() if positions is None else SimpleNamespace(max_source_positions=positions)
+    return SimpleNamespace(
+        model_config=SimpleNamespace(is_encoder_decoder=encoder_decoder, hf_config=hf_config),
+        vllm_config=SimpleNamespace(scheduler_config=SimpleNamespace(max_num_encoder_input_tokens=budget)),
+    )
+
+
+def test_the_wave_is_what_vllm_starts_in_one_step_unless_the_descriptor_says() -> None:
+    assert encoder_wave(vllm_engine(True), {}) == 16_384 // 1500
+    assert encoder_wave(vllm_engine(True, budget=65_536), {}) == 43
+    assert encoder_wave(vllm_engine(True, budget=1000), {}) == 1
+    assert encoder_wave(vllm_engine(True), {"encoder_wave": 32}) == 32
+    assert encoder_wave(vllm_engine(True), {"encoder_wave": 0}) is None
+    assert encoder_wave(vllm_engine(False), {}) is None
+    assert encoder_wave(vllm_engine(True, positions=None), {}) is None
+    assert encoder_wave(SimpleNamespace(), {}) is None
 
 
 def test_a_sample_whose_input_cannot_be_made_fails_alone() -> None:

@@ -12,16 +12,24 @@ those inputs ahead with vLLM's own renderer (`render_cmpl`, the input `add_reque
 driver hands them over while fewer than `MEDIA_WINDOW_PER_SEQUENCE` x max_num_seqs are in the engine, so
 the features wait here, a few at a time, not by the thousand in the engine core.
 
-Harness-side argument (not passed to vLLM): `sort_by_input_length` (default false) hands samples over
-longest prompt first.
+An encoder-decoder model (whisper) is different: vLLM runs every step that starts a request without its
+compiled graphs (the step fills the cross-attention cache), and a replica's engine core then spent its CPU
+running the decoder eagerly, about one such step in every step (bench/RESULTS.md, 2026-11-26). So its
+made inputs go in by waves: nothing waits in the engine, and new requests are handed over only once as
+many places are free as vLLM can start in one step (its encoder budget over the encoder's positions, 10
+whisper clips at the default 16,384), so the steps between run on CUDA graphs.
+
+Harness-side arguments (not passed to vLLM): `sort_by_input_length` (default false) hands samples over
+longest prompt first; `encoder_wave` sets the wave (0: requests go in as places free, as for other models).
 """
 
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -34,7 +42,7 @@ from harness.engines.vllm_common import (
     vllm_versions,
 )
 
-HARNESS_ARGS = ("sort_by_input_length",)
+HARNESS_ARGS = ("sort_by_input_length", "encoder_wave")
 # Media requests in the engine at most: a full batch running and as many waiting for a place.
 MEDIA_WINDOW_PER_SEQUENCE = 2
 # vLLM's default max_num_seqs, where the descriptor sets none.
@@ -59,13 +67,18 @@ class VllmOfflineEngine:
         params = SamplingForSamples(self._spec.generation, streaming=False)
         render_chat = chat_renderer(self._llm.get_tokenizer()) if self._spec.media == "image" else None
         engine = self._llm.llm_engine
+        max_num_seqs = int(self._spec.args.get("max_num_seqs", VLLM_MAX_NUM_SEQS))
+        wave = encoder_wave(engine, self._spec.args) if self._spec.renderer_workers else None
+        if wave:
+            print(f"encoder-decoder model: requests go in by waves of {wave} free places", file=sys.stderr)
         self._driver = OfflineDriver(
             engine,
             params,
             lambda sample: engine_prompt(sample, render_chat),
             renderer=getattr(engine, "renderer", None),
             workers=self._spec.renderer_workers,
-            window=MEDIA_WINDOW_PER_SEQUENCE * int(self._spec.args.get("max_num_seqs", VLLM_MAX_NUM_SEQS)),
+            window=max_num_seqs if wave else MEDIA_WINDOW_PER_SEQUENCE * max_num_seqs,
+            wave=wave,
         )
         self._thread.start()
 
@@ -98,13 +111,31 @@ class VllmOfflineEngine:
         self._driver.run(self._incoming)
 
 
+def encoder_wave(engine: Any, args: Mapping[str, Any]) -> int | None:
+    """How many places must be free before an encoder-decoder engine gets new requests: the descriptor's
+    `encoder_wave`, else as many as vLLM starts in one step (its encoder budget over the encoder's
+    positions). None for other models, or where the installed vLLM does not say."""
+    if "encoder_wave" in args:
+        return int(args["encoder_wave"]) or None
+    model_config = getattr(engine, "model_config", None)
+    if not getattr(model_config, "is_encoder_decoder", False):
+        return None
+    positions = getattr(getattr(model_config, "hf_config", None), "max_source_positions", None)
+    scheduler_config = getattr(getattr(engine, "vllm_config", None), "scheduler_config", None)
+    budget = getattr(scheduler_config, "max_num_encoder_input_tokens", None)
+    if not isinstance(positions, int) or not isinstance(budget, int) or positions <= 0:
+        return None
+    return max(1, budget // positions)
+
+
 class OfflineDriver:
     """Feeds one vLLM `LLMEngine` (`add_request`, `step`, `has_unfinished_requests`) from a queue of
     issued samples until it reads None, and reports each finished sample.
 
     `renderer` (vLLM's, with `render_cmpl`) and `workers`: samples with media have their inputs made on
-    that many threads and are handed over in issue order while fewer than `window` are in the engine.
-    Without them, or for token prompts, every sample is handed over as it arrives."""
+    that many threads and are handed over in issue order while fewer than `window` are in the engine;
+    with `wave`, only once that many places are free (or the last samples all fit). Without them, or for
+    token prompts, every sample is handed over as it arrives."""
 
     def __init__(
         self,
@@ -114,14 +145,17 @@ class OfflineDriver:
         renderer: Any,
         workers: int | None,
         window: int,
+        wave: int | None = None,
     ) -> None:
         self._engine = engine
         self.params = params
         self._prompt_for = prompt_for
         self._renderer = renderer if workers and hasattr(renderer, "render_cmpl") else None
         self._pool = ThreadPoolExecutor(workers, "vllm-renderer") if self._renderer is not None else None
-        self._ahead = 4 * (workers or 1)  # inputs being made at once: every worker busy, a few queued
+        # Inputs being made at once: every worker busy, a few queued, and a whole wave.
+        self._ahead = max(4 * (workers or 1), wave or 0)
         self._window = window
+        self._wave = wave
         self._in_engine: dict[str, Issued] = {}
         self._to_render: deque[Issued] = deque()
         self._rendering: deque[tuple[Issued, Future[Any]]] = deque()
@@ -150,8 +184,8 @@ class OfflineDriver:
                         raise RuntimeError(
                             f"the engine dropped {len(self._in_engine)} request(s) without output"
                         )
-                    if self._rendering:  # nothing to step: wait for the next input instead of spinning
-                        self._rendering[0][1].exception()
+                    if self._rendering:
+                        self._wait_for_inputs()
                     continue
                 for output in self._engine.step():
                     if output.finished:
@@ -191,12 +225,34 @@ class OfflineDriver:
     def _render(self, prompt: Any) -> Any:
         return self._renderer.render_cmpl([prompt])[0]
 
+    def _wave_size(self) -> int:
+        """The next wave: a whole one, or the last samples."""
+        assert self._wave is not None
+        return min(self._wave, len(self._rendering) + len(self._to_render))
+
+    def _room(self) -> int:
+        """How many made inputs may go into the engine now."""
+        room = self._window - len(self._in_engine)
+        if self._wave is None:
+            return room
+        wave = self._wave_size()
+        made = [future.done() for _, future in self._rendering]
+        ready = made.index(False) if False in made else len(made)
+        return room if room >= wave and ready >= wave else 0
+
+    def _wait_for_inputs(self) -> None:
+        """With nothing to step, wait until the next hand-over's inputs are made instead of spinning."""
+        last = self._wave_size() - 1 if self._wave is not None else 0
+        self._rendering[min(last, len(self._rendering) - 1)][1].exception()
+
     def _hand_over(self) -> None:
         """Made inputs, in issue order, while the engine has room; a sample whose input failed fails alone."""
-        while self._rendering and self._rendering[0][1].done() and len(self._in_engine) < self._window:
+        room = self._room()
+        while room > 0 and self._rendering and self._rendering[0][1].done():
             (sample, events), made = self._rendering.popleft()
             problem = made.exception()
             if problem is not None:
                 events.fail(sample.id, f"its input could not be made: {type(problem).__name__}: {problem}")
                 continue
             self._add(sample, events, made.result())
+            room -= 1
