@@ -28,10 +28,10 @@
 # dry run, printed into the progress file, says how many samples QPS asks). llama2-70b on 4x H100 SXM did
 # 33.5 samples/s; mixtral-8x7b is expected at 60-90 on four H100s; gpt-oss-120b (about 1,280 answer tokens
 # a sample) at about 11 on four H100s, 14 on four H200s, where QPS=19 (two sets, 12,792) is the one VALID;
-# whisper's four replicas did 186.5 on four H100s with one torch thread per process, two 69.2 on two H100s
-# (REPLICAS=2), each bound by vLLM making its features one at a time (bench/RESULTS.md, the fourth and fifth
-# leases); the harness now makes them on several threads, so the rate is not known ahead: BASELINE=14 (below)
-# runs one replica first, 9,798 samples in 1-3 minutes, and sizes the replicas' QPS from it.
+# whisper's two replicas did 100.06 on two H100s (REPLICAS=2) with their inputs made on several threads, each
+# engine core then bound by the steps vLLM runs eagerly (bench/RESULTS.md, the sixth lease); its requests now
+# go in by waves, about 1.18 x on one H100, so the rate is not known ahead: BASELINE=14 (below) runs one
+# replica first, 9,798 samples in 1-3 minutes, and sizes the replicas' QPS from it.
 # (gpt-oss-120b's one replica would need a whole set of 6,396, about 40 minutes: no BASELINE there.)
 # The model folders of whisper and qwen3-vl (processor and tokenizer, no weights) are built here by
 # bench/multimodal_model_folders.py into .stage/mm and carried with the call that starts the run.

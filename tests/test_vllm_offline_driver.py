@@ -167,24 +167,15 @@ def test_an_encoder_decoder_engine_gets_its_requests_by_whole_waves_with_none_wa
     assert engine.most_at_once <= 12
 
 
-def vllm_engine(encoder_decoder: bool, positions: int | None = 1500, budget: int | None = 16_384) -> Any:
-    """The attributes of vLLM's `LLMEngine` that `encoder_wave` reads."""
-    hf_config = SimpleNamespace() if positions is None else SimpleNamespace(max_source_positions=positions)
-    return SimpleNamespace(
-        model_config=SimpleNamespace(is_encoder_decoder=encoder_decoder, hf_config=hf_config),
-        vllm_config=SimpleNamespace(scheduler_config=SimpleNamespace(max_num_encoder_input_tokens=budget)),
-    )
-
-
-def test_the_wave_is_what_vllm_starts_in_one_step_unless_the_descriptor_says() -> None:
-    assert encoder_wave(vllm_engine(True), {}) == 16_384 // 1500
-    assert encoder_wave(vllm_engine(True, budget=65_536), {}) == 43
-    assert encoder_wave(vllm_engine(True, budget=1000), {}) == 1
-    assert encoder_wave(vllm_engine(True), {"encoder_wave": 32}) == 32
-    assert encoder_wave(vllm_engine(True), {"encoder_wave": 0}) is None
-    assert encoder_wave(vllm_engine(False), {}) is None
-    assert encoder_wave(vllm_engine(True, positions=None), {}) is None
-    assert encoder_wave(SimpleNamespace(), {}) is None
+def test_the_wave_is_an_eighth_of_the_batch_for_encoder_decoder_models_unless_the_descriptor_says() -> None:
+    whisper = SimpleNamespace(model_config=SimpleNamespace(is_encoder_decoder=True))
+    llama = SimpleNamespace(model_config=SimpleNamespace(is_encoder_decoder=False))
+    assert encoder_wave(whisper, {}, max_num_seqs=256) == 32
+    assert encoder_wave(whisper, {}, max_num_seqs=4) == 1
+    assert encoder_wave(whisper, {"encoder_wave": 10}, max_num_seqs=256) == 10
+    assert encoder_wave(whisper, {"encoder_wave": 0}, max_num_seqs=256) is None
+    assert encoder_wave(llama, {}, max_num_seqs=256) is None
+    assert encoder_wave(SimpleNamespace(), {}, max_num_seqs=256) is None
 
 
 def test_a_sample_whose_input_cannot_be_made_fails_alone() -> None:

@@ -14,10 +14,10 @@ the features wait here, a few at a time, not by the thousand in the engine core.
 
 An encoder-decoder model (whisper) is different: vLLM runs every step that starts a request without its
 compiled graphs (the step fills the cross-attention cache), and a replica's engine core then spent its CPU
-running the decoder eagerly, about one such step in every step (bench/RESULTS.md, 2026-11-26). So its
-made inputs go in by waves: nothing waits in the engine, and new requests are handed over only once as
-many places are free as vLLM can start in one step (its encoder budget over the encoder's positions, 10
-whisper clips at the default 16,384), so the steps between run on CUDA graphs.
+running the decoder eagerly, about one such step in every step. So its made inputs go in by waves: nothing
+waits in the engine, and new requests are handed over only once an eighth of max_num_seqs is free, so
+the steps between run on CUDA graphs. One whisper replica on one H100 did 57.96 samples/s as places freed,
+62.71 by waves of 10 and 68.40 by waves of 32, the default for its 256 (bench/RESULTS.md, 2026-11-26).
 
 Harness-side arguments (not passed to vLLM): `sort_by_input_length` (default false) hands samples over
 longest prompt first; `encoder_wave` sets the wave (0: requests go in as places free, as for other models).
@@ -45,6 +45,8 @@ from harness.engines.vllm_common import (
 HARNESS_ARGS = ("sort_by_input_length", "encoder_wave")
 # Media requests in the engine at most: a full batch running and as many waiting for a place.
 MEDIA_WINDOW_PER_SEQUENCE = 2
+# An encoder-decoder engine gets new requests once this fraction of its batch is free (1 / this).
+WAVES_PER_BATCH = 8
 # vLLM's default max_num_seqs, where the descriptor sets none.
 VLLM_MAX_NUM_SEQS = 256
 
@@ -68,7 +70,7 @@ class VllmOfflineEngine:
         render_chat = chat_renderer(self._llm.get_tokenizer()) if self._spec.media == "image" else None
         engine = self._llm.llm_engine
         max_num_seqs = int(self._spec.args.get("max_num_seqs", VLLM_MAX_NUM_SEQS))
-        wave = encoder_wave(engine, self._spec.args) if self._spec.renderer_workers else None
+        wave = encoder_wave(engine, self._spec.args, max_num_seqs) if self._spec.renderer_workers else None
         if wave:
             print(f"encoder-decoder model: requests go in by waves of {wave} free places", file=sys.stderr)
         self._driver = OfflineDriver(
@@ -111,21 +113,14 @@ class VllmOfflineEngine:
         self._driver.run(self._incoming)
 
 
-def encoder_wave(engine: Any, args: Mapping[str, Any]) -> int | None:
+def encoder_wave(engine: Any, args: Mapping[str, Any], max_num_seqs: int) -> int | None:
     """How many places must be free before an encoder-decoder engine gets new requests: the descriptor's
-    `encoder_wave`, else as many as vLLM starts in one step (its encoder budget over the encoder's
-    positions). None for other models, or where the installed vLLM does not say."""
+    `encoder_wave`, else an eighth of max_num_seqs. None for other models."""
     if "encoder_wave" in args:
         return int(args["encoder_wave"]) or None
-    model_config = getattr(engine, "model_config", None)
-    if not getattr(model_config, "is_encoder_decoder", False):
+    if not getattr(getattr(engine, "model_config", None), "is_encoder_decoder", False):
         return None
-    positions = getattr(getattr(model_config, "hf_config", None), "max_source_positions", None)
-    scheduler_config = getattr(getattr(engine, "vllm_config", None), "scheduler_config", None)
-    budget = getattr(scheduler_config, "max_num_encoder_input_tokens", None)
-    if not isinstance(positions, int) or not isinstance(budget, int) or positions <= 0:
-        return None
-    return max(1, budget // positions)
+    return max(1, max_num_seqs // WAVES_PER_BATCH)
 
 
 class OfflineDriver:
