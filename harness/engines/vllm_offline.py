@@ -30,7 +30,8 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from itertools import islice
 from typing import Any
 
 from harness.engines.base import CompletionEvents, EngineSpec, Generation, Sample
@@ -237,8 +238,8 @@ class OfflineDriver:
 
     def _wait_for_inputs(self) -> None:
         """With nothing to step, wait until the next hand-over's inputs are made instead of spinning."""
-        last = self._wave_size() - 1 if self._wave is not None else 0
-        self._rendering[min(last, len(self._rendering) - 1)][1].exception()
+        count = self._wave_size() if self._wave is not None else 1
+        wait([made for _, made in islice(self._rendering, count)])
 
     def _hand_over(self) -> None:
         """Made inputs, in issue order, while the engine has room; a sample whose input failed fails alone."""
