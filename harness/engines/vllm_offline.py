@@ -48,8 +48,6 @@ HARNESS_ARGS = ("sort_by_input_length", "encoder_wave")
 MEDIA_WINDOW_PER_SEQUENCE = 2
 # An encoder-decoder engine gets new requests once this fraction of its batch is free (1 / this).
 WAVES_PER_BATCH = 8
-# vLLM's default max_num_seqs, where the descriptor sets none.
-VLLM_MAX_NUM_SEQS = 256
 
 Issued = tuple[Sample, CompletionEvents]
 
@@ -70,7 +68,8 @@ class VllmOfflineEngine:
         params = SamplingForSamples(self._spec.generation, streaming=False)
         render_chat = chat_renderer(self._llm.get_tokenizer()) if self._spec.media == "image" else None
         engine = self._llm.llm_engine
-        max_num_seqs = int(self._spec.args.get("max_num_seqs", VLLM_MAX_NUM_SEQS))
+        # The engine's own: its default depends on the GPU (1,024 on H100 and H200, 256 on smaller ones).
+        max_num_seqs = engine.vllm_config.scheduler_config.max_num_seqs
         wave = encoder_wave(engine, self._spec.args, max_num_seqs) if self._spec.renderer_workers else None
         if wave:
             print(f"encoder-decoder model: requests go in by waves of {wave} free places", file=sys.stderr)
