@@ -89,6 +89,9 @@ mkdir -p "$(dirname "$data")"
 # measured against, on the same host. Without QPS, the replicas then ask
 # replicas x that rate: 660 s of samples at exactly that, VALID up to 1.1 times it (four whisper replicas beat
 # 0.95 x four times a replica that ran with other thread settings, and missed the 600 s), 733 s at 0.9.
+# BASELINE_SAMPLES=N makes that one replica's run a labelled trial of N samples (`--smoke --smoke-samples`)
+# instead, for benchmarks whose equal-issue sets take one replica too long (llama2-70b: 24,576 samples, about
+# 24 minutes for one TP=2 group of H100s); give QPS too, since a trial's rate understates a whole run's.
 if [ -n "${BASELINE:-}" ]; then
   descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$BASELINE" "$RESULTS/replicas-plan" ${REPLICAS:-}
   share=$(SUBMITTER_SYSTEMS_PATH=$RESULTS/replicas-plan submitter run-all --system gpu_multi_dummy \
@@ -102,7 +105,8 @@ if [ -n "${BASELINE:-}" ]; then
     fi
     descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$BASELINE" "$RESULTS/systems" 1
     export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
-    run_and_gather gpu_multi_dummy "$benchmark" --round "$round" --scenario Offline --mode performance
+    run_and_gather gpu_multi_dummy "$benchmark" --round "$round" --scenario Offline --mode performance \
+      ${BASELINE_SAMPLES:+--smoke --smoke-samples "$BASELINE_SAMPLES"}
   )
   rate=$(sed -n 's/^Samples per second *: *//p' "$RESULTS/one-replica/out/performance.mlperf_log_summary.txt")
   log "one replica alone: ${rate:-no} samples/s"
