@@ -14,10 +14,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+import pytest
 
 from harness.engines.base import Sample
-from harness.engines.vllm_offline import OfflineDriver, encoder_wave
+from harness.engines.vllm_offline import OfflineDriver, descriptor_wave, encoder_wave
 from harness.media import AudioClip
+from submitter.errors import SubmitterError
 
 CLIP = AudioClip(np.zeros(1600, dtype=np.float32), 16_000)
 
@@ -170,12 +172,18 @@ def test_an_encoder_decoder_engine_gets_its_requests_by_whole_waves_with_none_wa
 def test_the_wave_is_an_eighth_of_the_batch_for_encoder_decoder_models_unless_the_descriptor_says() -> None:
     whisper = SimpleNamespace(model_config=SimpleNamespace(is_encoder_decoder=True))
     llama = SimpleNamespace(model_config=SimpleNamespace(is_encoder_decoder=False))
-    assert encoder_wave(whisper, {}, max_num_seqs=256) == 32
-    assert encoder_wave(whisper, {}, max_num_seqs=4) == 1
-    assert encoder_wave(whisper, {"encoder_wave": 10}, max_num_seqs=256) == 10
-    assert encoder_wave(whisper, {"encoder_wave": 0}, max_num_seqs=256) is None
-    assert encoder_wave(llama, {}, max_num_seqs=256) is None
-    assert encoder_wave(SimpleNamespace(), {}, max_num_seqs=256) is None
+    assert encoder_wave(whisper, None, max_num_seqs=256) == 32
+    assert encoder_wave(whisper, None, max_num_seqs=4) == 1
+    assert encoder_wave(whisper, descriptor_wave({"encoder_wave": 10}), max_num_seqs=256) == 10
+    assert encoder_wave(whisper, descriptor_wave({"encoder_wave": 0}), max_num_seqs=256) is None
+    assert encoder_wave(llama, descriptor_wave({}), max_num_seqs=256) is None
+    assert encoder_wave(SimpleNamespace(), None, max_num_seqs=256) is None
+
+
+@pytest.mark.parametrize("value", ["32", 2.5, -1, True, None])
+def test_a_wave_that_is_not_a_whole_number_of_places_is_refused_by_name(value: Any) -> None:
+    with pytest.raises(SubmitterError, match=r"engine_args\.encoder_wave is .*a whole number, or 0"):
+        descriptor_wave({"encoder_wave": value})
 
 
 def test_a_sample_whose_input_cannot_be_made_fails_alone() -> None:

@@ -42,6 +42,7 @@ from harness.engines.vllm_common import (
     engine_prompt,
     vllm_versions,
 )
+from submitter.errors import SubmitterError
 
 HARNESS_ARGS = ("sort_by_input_length", "encoder_wave")
 # Media requests in the engine at most: a full batch running and as many waiting for a place.
@@ -64,13 +65,14 @@ class VllmOfflineEngine:
     def start(self) -> None:
         from vllm import LLM
 
+        wave_setting = descriptor_wave(self._spec.args)  # before minutes of loading the model
         self._llm = LLM(**engine_keyword_arguments(self._spec, harness_args=HARNESS_ARGS))
         params = SamplingForSamples(self._spec.generation, streaming=False)
         render_chat = chat_renderer(self._llm.get_tokenizer()) if self._spec.media == "image" else None
         engine = self._llm.llm_engine
         # The engine's own: its default depends on the GPU (1,024 on H100 and H200, 256 on smaller ones).
         max_num_seqs = engine.vllm_config.scheduler_config.max_num_seqs
-        wave = encoder_wave(engine, self._spec.args, max_num_seqs) if self._spec.renderer_workers else None
+        wave = encoder_wave(engine, wave_setting, max_num_seqs) if self._spec.renderer_workers else None
         if wave:
             print(f"encoder-decoder model: requests go in by waves of {wave} free places", file=sys.stderr)
         self._driver = OfflineDriver(
@@ -113,11 +115,24 @@ class VllmOfflineEngine:
         self._driver.run(self._incoming)
 
 
-def encoder_wave(engine: Any, args: Mapping[str, Any], max_num_seqs: int) -> int | None:
+def descriptor_wave(args: Mapping[str, Any]) -> int | None:
+    """The descriptor's `encoder_wave` (0: no waves); None where it sets none."""
+    if "encoder_wave" not in args:
+        return None
+    value = args["encoder_wave"]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SubmitterError(
+            f"engine_args.encoder_wave is {value!r}: give the free places an encoder-decoder engine waits "
+            "for before it gets new requests, a whole number, or 0 to hand them over as places free"
+        )
+    return value
+
+
+def encoder_wave(engine: Any, setting: int | None, max_num_seqs: int) -> int | None:
     """How many places must be free before an encoder-decoder engine gets new requests: the descriptor's
-    `encoder_wave`, else an eighth of max_num_seqs. None for other models."""
-    if "encoder_wave" in args:
-        return int(args["encoder_wave"]) or None
+    setting (`descriptor_wave`), else an eighth of max_num_seqs. None for other models, or no waves."""
+    if setting is not None:
+        return setting or None
     if not getattr(getattr(engine, "model_config", None), "is_encoder_decoder", False):
         return None
     return max(1, max_num_seqs // WAVES_PER_BATCH)
