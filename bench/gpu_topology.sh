@@ -16,8 +16,13 @@
 #
 # REPLICAS=N runs N replicas instead of the table's count, on a host with fewer GPUs: give it QPS or BASELINE
 # too, since the table's rates are for the table's replicas. On two H100s: whisper as 2 x TP=1 (BASELINE=14
-# REPLICAS=2); mixtral-8x7b as one TP=2 group (REPLICAS=1 QPS=40: two sets of 15,000, VALID up to 50 samples/s;
-# planned at 21.9 GiB of FP8 weights and 515 sequences of 3,072 tokens per GPU).
+# REPLICAS=2); mixtral-8x7b as one TP=2 group (REPLICAS=1 QPS=50: three sets of 15,000, VALID up to 75
+# samples/s, 16 minutes at the 48 expected; QPS=40 asks two sets, INVALID above 50; planned at 21.9 GiB of
+# FP8 weights and 511 sequences of 3,072 tokens per GPU).
+# mixtral's experts run on vLLM's own CUTLASS kernels (the descriptor's engine_args.moe_backend), built into
+# vLLM's wheel: for the static per-tensor FP8 of the published checkpoint vLLM 0.26 otherwise picks FlashInfer's
+# CUTLASS MoE on Hopper, which FlashInfer compiles on the host at the first engine start (182 objects, 48 built
+# after 8 minutes on two H100s' 32 cores: the seventh lease in bench/RESULTS.md).
 #
 # A full-length run of the last two would take hours (equal-issue sets of 48,289 and 8,313 samples at a few
 # samples/s), so they run as labelled trials (`--smoke --smoke-samples`) sized for 8-10 minutes of steady
@@ -26,8 +31,9 @@
 # Offline issues max(min queries, 1.1 x 600 s x target_qps) rounded up to whole data sets, and is VALID only
 # where the engine needs 600 s or more for them: pick QPS from the rate expected on the GPUs lent (the plan's
 # dry run, printed into the progress file, says how many samples QPS asks). llama2-70b on 4x H100 SXM did
-# 33.5 samples/s; mixtral-8x7b is expected at 60-90 on four H100s; gpt-oss-120b (about 1,280 answer tokens
-# a sample) at about 11 on four H100s, 14 on four H200s, where QPS=19 (two sets, 12,792) is the one VALID;
+# 33.5 samples/s; mixtral-8x7b is expected at about 48 per TP=2 group of H100s (a guess: one H200 did 22 in a
+# 256-sample smoke, which understates a full run); gpt-oss-120b (about 1,280 answer tokens a sample) at about
+# 11 on four H100s, 14 on four H200s, where QPS=19 (two sets, 12,792) is the one VALID;
 # whisper's two replicas did 100.06 on two H100s (REPLICAS=2) with their inputs made on several threads, each
 # engine core then bound by the steps vLLM runs eagerly (bench/RESULTS.md, the sixth lease); its requests now
 # go in by waves, about 1.18 x on one H100, so the rate is not known ahead: BASELINE=14 (below) runs one
