@@ -112,6 +112,7 @@ keep_caches() {
   for dir in .cache/vllm .cache/flashinfer .triton; do
     if [ -d ~/"$dir" ]; then found+=("$dir"); fi
   done
+  mkdir -p "$RESULTS/out"
   (cd ~ && du -sh "${found[@]}" /tmp/torchinductor_*) > "$RESULTS/out/caches.txt" 2>&1
   if [ "${#found[@]}" -eq 0 ]; then return 0; fi
   mkdir -p /tmp/gpu-caches

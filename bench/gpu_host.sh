@@ -18,5 +18,5 @@ nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,nohea
 # Which CPUs are hyper-threads of one core, and the GPUs' NUMA nodes: what CPU shares are made of.
 { lscpu; lscpu --extended; nvidia-smi topo -m; } > "$RESULTS/cpus.txt" 2>&1
 [ -f /tmp/synthetic-cnn-eval.json ] || submitter data synth --out /tmp/synthetic-cnn-eval.json
-[ -d /tmp/dummy-llama3.1-8b ] || submitter data dummy-model --out /tmp/dummy-llama3.1-8b
+submitter data dummy-model --precision published --out /tmp/dummy-llama3.1-8b > /dev/null
 log "data ready"

@@ -10,7 +10,7 @@ export RESULTS=/tmp/gpu-smoke
 mkdir -p "$RESULTS/systems"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -m submitter data synth --out /tmp/synthetic-cnn-eval.json
-python3 -m submitter data dummy-model --out /tmp/dummy-llama3.1-8b
+python3 -m submitter data dummy-model --precision published --out /tmp/dummy-llama3.1-8b
 export SUBMITTER_SYSTEMS_PATH=$PWD/bench/systems:$RESULTS/systems
 
 run() {
@@ -40,7 +40,7 @@ for scenario in setup["scenarios"].values():
 json.dump(d, open(os.environ["RESULTS"] + "/systems/gpu_dummy_openai.json", "w"), indent=1)
 PY
 python3 -m vllm.entrypoints.openai.api_server --model /tmp/dummy-llama3.1-8b --load-format dummy \
-  --skip-tokenizer-init --quantization fp8 --max-model-len 2668 --port 8000 > /tmp/vllm-serve.log 2>&1 &
+  --skip-tokenizer-init --max-model-len 2668 --port 8000 > /tmp/vllm-serve.log 2>&1 &
 server=$!
 for _ in $(seq 1 120); do curl -sf http://127.0.0.1:8000/v1/models > /dev/null && break; sleep 2; done
 run --system gpu_dummy_openai --scenario Server --mode performance
