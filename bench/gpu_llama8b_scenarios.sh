@@ -3,12 +3,14 @@
 # precision Red Hat submitted (RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8: FP8 weights and activations, per tensor,
 # both static; harness/published_precision.json), which gpu_host.sh builds for bench/systems/gpu_dummy.json.
 # On a host with two GPUs, Offline runs on GPU 0 while Server runs on GPU 1, so that Server's ratio to Offline
-# comes from one lease; INTERACTIVE=1 runs Interactive on GPU 1 after Server (about 12 minutes more). On one
-# GPU the scenarios run one after the other.
-#   OFFLINE_QPS (default 66): 1.1 x 600 x 66 = 43,560 samples, which equal-issue mode rounds up to 53,472 (four
-#     sets of 13,368), VALID up to 89 samples/s. At most 60.7 asks three sets (40,104), VALID up to 66.8: an
-#     H100 did 55.3 with the stand-in quantised at load and about 1.07 times that with this one (bench/RESULTS.md).
-#   SERVER_QPS (default 61), INTERACTIVE_QPS (default 44).
+# comes from one lease; INTERACTIVE=1 runs Interactive on GPU 1 after Server. On one GPU the scenarios run one
+# after the other.
+#   Offline at OFFLINE_QPS (default 66): 1.1 x 600 x 66 = 43,560 samples, which equal-issue mode rounds up to
+#     53,472 (four sets of 13,368), VALID up to 89 samples/s, about 14 minutes. At most 60.7 asks three sets
+#     (40,104), VALID up to 66.8: an H100 did 55.3 with the stand-in quantised at load, and the raw engine 1.07
+#     times as much with this one (bench/RESULTS.md).
+#   Server from SERVER_QPS (default 61), Interactive from INTERACTIVE_QPS (default 44): `submitter tune-qps` on
+#     one engine, two 120-s trials (x 1.02 while VALID) and the best VALID rate at full length, about 17 minutes.
 #   RAW=1 first times the raw engine on 1,000 prompts with this stand-in and with one quantised at load (dynamic
 #     activation scales), one after the other on GPU 0: the static scales' gain on this GPU.
 # Each scenario's plan (samples, minutes, memory) goes into its progress file before it starts. Run from the
@@ -39,7 +41,7 @@ PY
   done
 fi
 
-# One scenario on one GPU at RATE, its files gathered in $RESULTS/SCENARIO/out: scenario GPU SCENARIO RATE
+# One scenario's run on one GPU at RATE, its files gathered in $RESULTS/SCENARIO/out: scenario GPU SCENARIO RATE
 scenario() {
   local gpu=$1 name=$2 rate=$3
   local lower=${name,,}
@@ -54,17 +56,39 @@ scenario() {
   log "$name on GPU $gpu: $(grep -h 'Result is\|per second' "$RESULTS/$lower/out/performance.mlperf_log_summary.txt" 2> /dev/null | tr -s ' ' | paste -sd ';')"
 }
 
+# Server or Interactive on one GPU at the highest VALID rate tune-qps finds from RATE, its trials' and its
+# confirmation's files gathered in $RESULTS/SCENARIO/out: tuned GPU SCENARIO RATE
+tuned() {
+  local gpu=$1 name=$2 rate=$3
+  local lower=${name,,}
+  (
+    RESULTS=$RESULTS/$lower
+    mkdir -p "$RESULTS/out"
+    export CUDA_VISIBLE_DEVICES=$gpu
+    timed submitter tune-qps --system gpu_dummy --scenario "$name" --start "$rate" --step 1.02 --precision 0.02 \
+      --trial-seconds 120 --max-trials 2 --runs-dir "$RESULTS/runs" --json > "$RESULTS/out/tune-qps.json" \
+      2> "$RESULTS/tune-qps.log"
+    python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/out/summary.md"
+    local run
+    for run in "$RESULTS"/runs/gpu_dummy/llama3.1-8b/"$name"/*/*/; do keep_run "$run" "$(basename "$run")"; done
+    tail -c 2000000 "$RESULTS/tune-qps.log" | xz -9 > "$RESULTS/out/tune-qps.log.xz"
+  )
+  log "$name on GPU $gpu: $(python3 -c "import json, sys; d = json.load(sys.stdin); \
+print(f\"best {d['best_qps']} qps, confirmed at full length: {d['confirmed_full_length']}\")" \
+    < "$RESULTS/$lower/out/tune-qps.json" 2> /dev/null)"
+}
+
 if [ "$(wc -l < "$RESULTS/gpus.txt")" -ge 2 ]; then
   scenario 0 Offline "${OFFLINE_QPS:-66}" &
   (
-    scenario 1 Server "${SERVER_QPS:-61}"
-    if [ "${INTERACTIVE:-0}" = 1 ]; then scenario 1 Interactive "${INTERACTIVE_QPS:-44}"; fi
+    tuned 1 Server "${SERVER_QPS:-61}"
+    if [ "${INTERACTIVE:-0}" = 1 ]; then tuned 1 Interactive "${INTERACTIVE_QPS:-44}"; fi
   ) &
   wait
 else
   scenario 0 Offline "${OFFLINE_QPS:-66}"
-  scenario 0 Server "${SERVER_QPS:-61}"
-  if [ "${INTERACTIVE:-0}" = 1 ]; then scenario 0 Interactive "${INTERACTIVE_QPS:-44}"; fi
+  tuned 0 Server "${SERVER_QPS:-61}"
+  if [ "${INTERACTIVE:-0}" = 1 ]; then tuned 0 Interactive "${INTERACTIVE_QPS:-44}"; fi
 fi
 keep_caches
 log "done"
