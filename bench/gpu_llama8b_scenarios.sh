@@ -13,7 +13,7 @@
 #     one engine, two 120-s trials (x 1.02 while VALID) and the best VALID rate at full length, about 17 minutes.
 #   RAW=1 first times the raw engine on 1,000 prompts with this stand-in and with one quantised at load (dynamic
 #     activation scales), one after the other on GPU 0: the static scales' gain on this GPU.
-# Each scenario's plan (samples, minutes, memory) goes into its progress file before it starts. Run from the
+# Offline's plan (samples, minutes, memory) goes into offline/progress.txt before it starts. Run from the
 # checkout on the host after vLLM is in /tmp/site, detached:
 #   setsid nohup bash bench/gpu_llama8b_scenarios.sh > /tmp/gpu-llama8b.log 2>&1 &
 # and poll /tmp/gpu-llama8b/progress.txt ("done" ends it); the files to bring back are in
