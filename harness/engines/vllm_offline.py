@@ -246,9 +246,10 @@ class OfflineDriver:
         if self._wave is None:
             return room
         wave = self._wave_size()
-        made = [future.done() for _, future in self._rendering]
-        ready = made.index(False) if False in made else len(made)
-        return room if room >= wave and ready >= wave else 0
+        wave_made = len(self._rendering) >= wave and all(
+            made.done() for _, made in islice(self._rendering, wave)
+        )
+        return room if room >= wave and wave_made else 0
 
     def _wait_for_inputs(self) -> None:
         """With nothing to step, wait until the next hand-over's inputs are made instead of spinning."""
