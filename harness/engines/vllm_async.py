@@ -8,11 +8,12 @@ vLLM's load balancer), so one process serves them all.
 
 Where the plan gives renderer workers (`EngineSpec.renderer_workers`), samples with audio or images have
 their inputs made on vLLM's own renderer pool (`renderer_num_workers`, through `render_cmpl_async`, as
-`vllm serve` does) instead of one at a time on the loop's thread.
+`vllm serve` does) instead of one at a time on the loop's thread, the first one alone (`FirstInputAlone`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 from collections.abc import Sequence
@@ -54,7 +55,8 @@ class VllmAsyncEngine:
         self._engine = self._loop.call(build)
         renderer = getattr(self._engine, "renderer", None)
         pooled = self._spec.renderer_workers and "renderer_num_workers" in arguments
-        self._renderer = renderer if pooled and hasattr(renderer, "render_cmpl_async") else None
+        usable = pooled and hasattr(renderer, "render_cmpl_async")
+        self._make_input = FirstInputAlone(renderer) if usable else None
         self._render_chat = None
         if self._spec.media == "image":
 
@@ -88,8 +90,8 @@ class VllmAsyncEngine:
         generated: list[int] = []
         try:
             prompt = engine_prompt(sample, self._render_chat)
-            if self._renderer is not None and sample.media is not None:
-                prompt = (await self._renderer.render_cmpl_async([prompt]))[0]
+            if self._make_input is not None and sample.media is not None:
+                prompt = await self._make_input(prompt)
             async for output in self._engine.generate(prompt, self._params(sample), str(sample.id)):
                 new_tokens = output.outputs[0].token_ids
                 if new_tokens and not generated:
@@ -99,3 +101,24 @@ class VllmAsyncEngine:
             events.fail(sample.id, f"vLLM failed: {type(exc).__name__}: {exc}")
             return
         events.complete(sample.id, generated)
+
+
+class FirstInputAlone:
+    """Inputs made by vLLM's renderer pool (`render_cmpl_async`), the first one alone. vLLM loads the model's
+    processor when it makes its first input and caches it, but each of its threads that starts before then
+    loads its own: 32 threads held qwen3-vl's first inputs for over 7 minutes (bench/RESULTS.md, 2026-11-26).
+    Inputs asked for meanwhile wait for the first."""
+
+    def __init__(self, renderer: Any) -> None:
+        self._renderer = renderer
+        self._first = asyncio.Lock()
+        self._made_one = False
+
+    async def __call__(self, prompt: Any) -> Any:
+        if not self._made_one:
+            async with self._first:
+                if not self._made_one:
+                    made = (await self._renderer.render_cmpl_async([prompt]))[0]
+                    self._made_one = True
+                    return made
+        return (await self._renderer.render_cmpl_async([prompt]))[0]

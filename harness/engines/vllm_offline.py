@@ -8,9 +8,10 @@ Token prompts are handed over all at once. Samples with audio or images first ne
 (whisper's log-mel features, the images' pixels), which vLLM's `add_request` does one at a time in the
 calling thread: one whisper replica handed over 37-49 samples/s that way, its GPU half idle (bench/
 RESULTS.md, 2026-11-26). Where the plan gives renderer workers (`EngineSpec.renderer_workers`), they make
-those inputs ahead with vLLM's own renderer (`render_cmpl`, the input `add_request` takes as is), and the
-driver hands them over while fewer than `MEDIA_WINDOW_PER_SEQUENCE` x max_num_seqs are in the engine, so
-the features wait here, a few at a time, not by the thousand in the engine core.
+those inputs ahead with vLLM's own renderer (`render_cmpl`, the input `add_request` takes as is), the
+first one alone (it loads the model's processor), and the driver hands them over while fewer than
+`MEDIA_WINDOW_PER_SEQUENCE` x max_num_seqs are in the engine, so the features wait here, a few at a time,
+not by the thousand in the engine core.
 
 An encoder-decoder model (whisper) is different: vLLM runs every step that starts a request without its
 compiled graphs (the step fills the cross-attention cache), and a replica's engine core then spent its CPU
@@ -169,6 +170,7 @@ class OfflineDriver:
         self._in_engine: dict[str, Issued] = {}
         self._to_render: deque[Issued] = deque()
         self._rendering: deque[tuple[Issued, Future[Any]]] = deque()
+        self._made_one = False
         self.failure: BaseException | None = None
 
     def run(self, incoming: queue.Queue[tuple[Sequence[Sample], CompletionEvents] | None]) -> None:
@@ -226,14 +228,20 @@ class OfflineDriver:
         self._engine.add_request(request_id, prompt, self.params(sample))
 
     def _render_ahead(self) -> None:
-        while self._to_render and len(self._rendering) < self._ahead:
+        # vLLM loads the model's processor when it makes its first input and caches it, but every thread
+        # that starts before it is cached loads its own: 32 threads held qwen3-vl's first inputs for over
+        # 7 minutes (bench/RESULTS.md, 2026-11-26). So the first input is made alone.
+        ahead = self._ahead if self._made_one else 1
+        while self._to_render and len(self._rendering) < ahead:
             assert self._pool is not None
             sample, events = self._to_render.popleft()
             made = self._pool.submit(self._render, self._prompt_for(sample))
             self._rendering.append(((sample, events), made))
 
     def _render(self, prompt: Any) -> Any:
-        return self._renderer.render_cmpl([prompt])[0]
+        made = self._renderer.render_cmpl([prompt])[0]
+        self._made_one = True
+        return made
 
     def _wave_size(self) -> int:
         """The next wave: a whole one, or the last samples."""
