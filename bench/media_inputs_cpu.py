@@ -1,18 +1,24 @@
-"""How fast the `vllm` backend's driver hands whisper samples to vLLM, on the CPU alone: vLLM's own renderer
-and input processor make each sample's inputs (the log-mel features) exactly as `LLMEngine.add_request`
-does, through `harness.engines.vllm_offline.OfflineDriver`, with the front end's work (`process_inputs`
-and the msgpack encoding of the request for the engine core) done for real and only the engine core
-replaced by one that finishes every request at once. Workers 0 is vLLM's own path (inputs made one at a
-time inside `add_request`); N > 0 makes them on N threads, as the harness does where the plan gives
-renderer workers. It also checks that the features handed over equal those vLLM makes itself.
+"""How fast the `vllm` backend's driver hands whisper's or qwen3-vl's samples to vLLM, on the CPU alone:
+vLLM's own renderer and input processor make each sample's inputs (whisper's log-mel features, qwen3-vl's
+image patches) exactly as `LLMEngine.add_request` does, through `harness.engines.vllm_offline.OfflineDriver`,
+with the front end's work (`process_inputs` and the msgpack encoding of the request for the engine core)
+done for real and only the engine core replaced by one that finishes every request at once. Workers 0 is
+vLLM's own path (inputs made one at a time inside `add_request`); N > 0 makes them on N threads, as the
+harness does where the plan gives renderer workers. It also checks that the features handed over equal
+those vLLM makes itself, and says when the first input was handed over (the first one made loads the
+model's processor).
 
 Needs vLLM importable on this machine's Python 3.12: the staged site (`mkdir -p /tmp/vllm-site && cat
-.stage/site/p0*/site.0* | tar xJ -C /tmp/vllm-site`) beside torch, torchaudio, transformers and numpy from
-PyPI in a 3.12 venv, and a whisper model folder without weights (`.stage/mm/whisper-large-v3`, from
-bench/multimodal_model_folders.py). vLLM finds no GPU platform here, so this script selects its CPU
-platform itself before anything else of vLLM is imported. Run from the checkout:
+.stage/site/p0*/site.0* | tar xJ -C /tmp/vllm-site`) beside torch, torchaudio, transformers, numpy and
+pyarrow from PyPI in a 3.12 venv, and the model folder without weights (`.stage/mm/whisper-large-v3` or
+`.stage/mm/qwen3-vl-235b-a22b`, from bench/multimodal_model_folders.py); qwen3-vl's records come from
+`submitter data synth --benchmark qwen3-vl-235b-a22b --samples 200 --out DIR`. vLLM finds no GPU platform
+here, so this script selects its CPU platform itself before anything else of vLLM is imported. Run from
+the checkout:
 
     PYTHONPATH=/tmp/vllm-site:$PWD OMP_NUM_THREADS=1 python bench/media_inputs_cpu.py --workers 0 1 2
+    PYTHONPATH=/tmp/vllm-site:$PWD OMP_NUM_THREADS=1 python bench/media_inputs_cpu.py \
+        --benchmark qwen3-vl-235b-a22b --records DIR --workers 1 2 4 8 32
 """
 
 from __future__ import annotations
@@ -28,19 +34,34 @@ from typing import Any
 
 # <|startoftranscript|><|en|><|transcribe|><|notimestamps|>
 WHISPER_DECODER_PROMPT = [50258, 50259, 50360, 50364]
+MODEL_FOLDERS = {
+    "whisper": Path(".stage/mm/whisper-large-v3"),
+    "qwen3-vl-235b-a22b": Path(".stage/mm/qwen3-vl-235b-a22b"),
+}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--model", type=Path, default=Path(".stage/mm/whisper-large-v3"))
-    parser.add_argument("--clips", type=int, default=96, help="distinct clips, 5 to 30 s each")
+    parser.add_argument("--benchmark", choices=sorted(MODEL_FOLDERS), default="whisper")
+    parser.add_argument("--model", type=Path, help="the model folder (default: the benchmark's in .stage/mm)")
+    parser.add_argument("--clips", type=int, default=96, help="whisper: distinct clips, 5 to 30 s each")
+    parser.add_argument("--records", type=Path, help="qwen3-vl: a folder of records (submitter data synth)")
     parser.add_argument("--workers", type=int, nargs="+", default=[0, 1, 2])
     arguments = parser.parse_args()
-    if not (arguments.model / "preprocessor_config.json").is_file():
+    whisper = arguments.benchmark == "whisper"
+    model = arguments.model or MODEL_FOLDERS[arguments.benchmark]
+    if not (model / "preprocessor_config.json").is_file():
         print(
-            f"error: {arguments.model} is no whisper model folder (no preprocessor_config.json)",
+            f"error: {model} is no {arguments.benchmark} model folder (no preprocessor_config.json)",
+            file=sys.stderr,
+        )
+        return 2
+    if not whisper and (arguments.records is None or not arguments.records.is_dir()):
+        print(
+            "error: qwen3-vl needs --records DIR, a folder of records: make one with `submitter data synth "
+            "--benchmark qwen3-vl-235b-a22b --samples 200 --out DIR`",
             file=sys.stderr,
         )
         return 2
@@ -50,7 +71,6 @@ def main() -> int:
 
     vllm.platforms._current_platform = CpuPlatform()  # no GPU here: vLLM would find no platform
 
-    import numpy as np
     import torch
     from vllm import SamplingParams
     from vllm.engine.arg_utils import EngineArgs
@@ -58,22 +78,29 @@ def main() -> int:
     from vllm.v1.engine.input_processor import InputProcessor
     from vllm.v1.serial_utils import MsgpackEncoder
 
-    from harness.engines.base import Sample
-    from harness.engines.vllm_common import engine_prompt
+    from harness.engines.vllm_common import chat_renderer, engine_prompt
     from harness.engines.vllm_offline import OfflineDriver
-    from harness.media import AudioClip
 
+    if whisper:
+        media_limit, feature, max_model_len = {"audio": 1}, "input_features", 448
+    else:
+        media_limit, feature, max_model_len = {"image": 1, "video": 0}, "pixel_values", 32_768
     config = EngineArgs(
-        model=str(arguments.model),
+        model=str(model),
         dtype="bfloat16",
-        max_model_len=448,
-        limit_mm_per_prompt={"audio": 1},
+        max_model_len=max_model_len,
+        limit_mm_per_prompt=media_limit,
         mm_processor_cache_gb=0,
     ).create_engine_config()
     renderer = renderer_from_config(config)
     processor = InputProcessor(config, renderer)
     encoder = MsgpackEncoder()
     params = SamplingParams(max_tokens=200)
+    samples = whisper_samples(arguments.clips) if whisper else image_samples(arguments.records)
+    render_chat = None if whisper else chat_renderer(renderer.get_tokenizer())
+
+    def prompt_for(sample: Any) -> Any:
+        return engine_prompt(sample, render_chat)
 
     class FrontEndOnly:
         """`LLMEngine` with the front end's work done for real and an engine core that answers at once."""
@@ -81,12 +108,15 @@ def main() -> int:
         def __init__(self) -> None:
             self.running: deque[str] = deque()
             self.features: dict[str, Any] = {}
+            self.first_added: float | None = None
 
         def add_request(self, request_id: str, prompt: Any, sampling: Any) -> None:
             request = processor.process_inputs(request_id, prompt, sampling, supported_tasks=("generate",))
             encoder.encode(request)
-            self.features[request_id] = request.mm_features[0].data.get_data()["input_features"]
+            self.features[request_id] = request.mm_features[0].data.get_data()[feature]
             self.running.append(request_id)
+            if self.first_added is None:
+                self.first_added = time.perf_counter()
 
         def has_unfinished_requests(self) -> bool:
             return bool(self.running)
@@ -106,30 +136,16 @@ def main() -> int:
         def fail(self, sample_id: int, reason: str) -> None:
             self.failed[sample_id] = reason
 
-    generator = np.random.default_rng(20261126)
-    samples = [
-        Sample(
-            id=n,
-            index=n,
-            prompt=WHISPER_DECODER_PROMPT,
-            media=AudioClip(
-                (generator.standard_normal(int(16_000 * generator.uniform(5, 30))) * 0.1).astype(np.float32),
-                16_000,
-            ),
-        )
-        for n in range(arguments.clips)
-    ]
-    print(
-        f"{arguments.clips} clips, {os.cpu_count()} CPUs, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}"
-    )
-    print("| workers | samples/s | ms per sample | features equal vLLM's own |")
-    print("|---|---|---|---|")
+    what = f"{len(samples)} clips" if whisper else f"{len(samples)} records of {arguments.records}"
+    print(f"{what}, {os.cpu_count()} CPUs, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
+    print("| workers | samples/s | ms per sample | first handed over after s | features equal vLLM's own |")
+    print("|---|---|---|---|---|")
     for workers in arguments.workers:
         engine, answers = FrontEndOnly(), Answers()
         driver = OfflineDriver(
             engine,
             lambda sample: params,
-            lambda sample: engine_prompt(sample, None),
+            prompt_for,
             renderer=renderer,
             workers=workers or None,
             window=512,
@@ -148,16 +164,50 @@ def main() -> int:
             torch.equal(
                 engine.features[str(n)],
                 processor.process_inputs(
-                    f"check-{n}", engine_prompt(samples[n], None), params, supported_tasks=("generate",)
+                    f"check-{n}", prompt_for(samples[n]), params, supported_tasks=("generate",)
                 )
                 .mm_features[0]
-                .data.get_data()["input_features"],
+                .data.get_data()[feature],
             )
             for n in checked
         )
         rate = len(samples) / seconds
-        print(f"| {workers or 'vLLM serial'} | {rate:.1f} | {1000 / rate:.2f} | {'yes' if equal else 'NO'} |")
+        first = (engine.first_added or started) - started
+        print(
+            f"| {workers or 'vLLM serial'} | {rate:.1f} | {1000 / rate:.2f} | {first:.2f} "
+            f"| {'yes' if equal else 'NO'} |"
+        )
     return 0
+
+
+def whisper_samples(clips: int) -> list[Any]:
+    import numpy as np
+
+    from harness.engines.base import Sample
+    from harness.media import AudioClip
+
+    generator = np.random.default_rng(20261126)
+    return [
+        Sample(
+            id=n,
+            index=n,
+            prompt=WHISPER_DECODER_PROMPT,
+            media=AudioClip(
+                (generator.standard_normal(int(16_000 * generator.uniform(5, 30))) * 0.1).astype(np.float32),
+                16_000,
+            ),
+        )
+        for n in range(clips)
+    ]
+
+
+def image_samples(records: Path) -> list[Any]:
+    from harness.benchmarks.qwen3_vl_235b_a22b.dataset import load_samples
+    from harness.engines.base import Sample
+
+    prompts = load_samples(records)
+    assert prompts.media is not None
+    return [Sample(id=n, index=n, prompt=[], media=media) for n, media in enumerate(prompts.media)]
 
 
 class _Completion:
