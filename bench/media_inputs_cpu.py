@@ -4,13 +4,14 @@ image patches) exactly as `LLMEngine.add_request` does, through `harness.engines
 with the front end's work (`process_inputs` and the msgpack encoding of the request for the engine core)
 done for real and only the engine core replaced by one that finishes every request at once. Workers 0 is
 vLLM's own path (inputs made one at a time inside `add_request`); N > 0 makes them on N threads, as the
-harness does where the plan gives renderer workers. It also checks that the features handed over equal
-those vLLM makes itself, and says when the first input was handed over (the first one made loads the
-model's processor).
+harness does where the plan gives renderer workers. It checks that the features handed over equal those
+vLLM makes itself, and says when the first input was handed over (the first one made loads the model's
+processor, unless loaded first as the engines do: `--cold` leaves it to the first input). `--server-pool N`
+measures vLLM's own renderer pool instead, as the `vllm-async` backend uses it.
 
 Needs vLLM importable on this machine's Python 3.12: the staged site (`mkdir -p /tmp/vllm-site && cat
-.stage/site/p0*/site.0* | tar xJ -C /tmp/vllm-site`) beside torch, torchaudio, transformers, numpy and
-pyarrow from PyPI in a 3.12 venv, and the model folder without weights (`.stage/mm/whisper-large-v3` or
+.stage/site/p0*/site.0* | tar xJ -C /tmp/vllm-site`) beside torch, torchaudio, transformers, numpy, pandas
+and pyarrow from PyPI in a 3.12 venv, and the model folder without weights (`.stage/mm/whisper-large-v3` or
 `.stage/mm/qwen3-vl-235b-a22b`, from bench/multimodal_model_folders.py); qwen3-vl's records come from
 `submitter data synth --benchmark qwen3-vl-235b-a22b --samples 200 --out DIR`. vLLM finds no GPU platform
 here, so this script selects its CPU platform itself before anything else of vLLM is imported. Run from
@@ -19,11 +20,14 @@ the checkout:
     PYTHONPATH=/tmp/vllm-site:$PWD OMP_NUM_THREADS=1 python bench/media_inputs_cpu.py --workers 0 1 2
     PYTHONPATH=/tmp/vllm-site:$PWD OMP_NUM_THREADS=1 python bench/media_inputs_cpu.py \
         --benchmark qwen3-vl-235b-a22b --records DIR --workers 1 2 4 8 32
+    PYTHONPATH=/tmp/vllm-site:$PWD OMP_NUM_THREADS=1 python bench/media_inputs_cpu.py \
+        --benchmark qwen3-vl-235b-a22b --records DIR --server-pool 16 [--all-at-once]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import queue
 import sys
@@ -49,6 +53,21 @@ def main() -> int:
     parser.add_argument("--clips", type=int, default=96, help="whisper: distinct clips, 5 to 30 s each")
     parser.add_argument("--records", type=Path, help="qwen3-vl: a folder of records (submitter data synth)")
     parser.add_argument("--workers", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument(
+        "--server-pool",
+        type=int,
+        metavar="N",
+        help="instead of the driver: vLLM's own renderer pool of N workers (`renderer_num_workers`), as the "
+        "vllm-async backend uses it for Server, with every sample asked for at once",
+    )
+    parser.add_argument(
+        "--all-at-once", action="store_true", help="with --server-pool: without FirstInputAlone"
+    )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="leave the model's processor to the first input, instead of loading it first as the engines do",
+    )
     arguments = parser.parse_args()
     whisper = arguments.benchmark == "whisper"
     model = arguments.model or MODEL_FOLDERS[arguments.benchmark]
@@ -78,7 +97,7 @@ def main() -> int:
     from vllm.v1.engine.input_processor import InputProcessor
     from vllm.v1.serial_utils import MsgpackEncoder
 
-    from harness.engines.vllm_common import chat_renderer, engine_prompt
+    from harness.engines.vllm_common import chat_renderer, engine_prompt, load_media_processor
     from harness.engines.vllm_offline import OfflineDriver
 
     if whisper:
@@ -91,6 +110,7 @@ def main() -> int:
         max_model_len=max_model_len,
         limit_mm_per_prompt=media_limit,
         mm_processor_cache_gb=0,
+        **({"renderer_num_workers": arguments.server_pool} if arguments.server_pool else {}),
     ).create_engine_config()
     renderer = renderer_from_config(config)
     processor = InputProcessor(config, renderer)
@@ -101,6 +121,26 @@ def main() -> int:
 
     def prompt_for(sample: Any) -> Any:
         return engine_prompt(sample, render_chat)
+
+    if not arguments.cold:
+        started = time.perf_counter()
+        load_media_processor(renderer)
+        print(
+            f"the processor loaded first, as the engines' start does: {time.perf_counter() - started:.1f} s"
+        )
+
+    if arguments.server_pool:
+        prompts = [prompt_for(sample) for sample in samples]
+        first_alone = not arguments.all_at_once
+        seconds, first = asyncio.run(pool_rate(renderer, prompts, first_alone))
+        how = "the first alone (FirstInputAlone)" if first_alone else "all at once"
+        print(
+            f"{len(prompts)} samples, {os.cpu_count()} CPUs, vLLM's renderer pool of {arguments.server_pool}"
+        )
+        print("| inputs asked | samples/s | first made after s |")
+        print("|---|---|---|")
+        print(f"| {how} | {len(prompts) / seconds:.1f} | {first:.2f} |")
+        return 0
 
     class FrontEndOnly:
         """`LLMEngine` with the front end's work done for real and an engine core that answers at once."""
@@ -178,6 +218,26 @@ def main() -> int:
             f"| {'yes' if equal else 'NO'} |"
         )
     return 0
+
+
+async def pool_rate(renderer: Any, prompts: list[Any], first_alone: bool) -> tuple[float, float]:
+    """Seconds to make every prompt's input on vLLM's renderer pool, asked for at once, and seconds until
+    the first was made."""
+    from harness.engines.vllm_async import FirstInputAlone
+
+    async def all_at_once(prompt: Any) -> Any:
+        return (await renderer.render_cmpl_async([prompt]))[0]
+
+    make = FirstInputAlone(renderer) if first_alone else all_at_once
+    started = time.perf_counter()
+    made_at: list[float] = []
+
+    async def timed(prompt: Any) -> None:
+        await make(prompt)
+        made_at.append(time.perf_counter() - started)
+
+    await asyncio.gather(*(timed(prompt) for prompt in prompts))
+    return time.perf_counter() - started, min(made_at)
 
 
 def whisper_samples(clips: int) -> list[Any]:

@@ -26,6 +26,7 @@ from harness.engines.vllm_common import (
     chat_renderer,
     engine_keyword_arguments,
     engine_prompt,
+    load_media_processor,
     vllm_versions,
 )
 
@@ -54,6 +55,8 @@ class VllmAsyncEngine:
 
         self._engine = self._loop.call(build)
         renderer = getattr(self._engine, "renderer", None)
+        if self._spec.media is not None:
+            load_media_processor(renderer)
         pooled = self._spec.renderer_workers and "renderer_num_workers" in arguments
         usable = pooled and hasattr(renderer, "render_cmpl_async")
         self._make_input = FirstInputAlone(renderer) if usable else None

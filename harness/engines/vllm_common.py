@@ -108,6 +108,16 @@ def engine_prompt(sample: Sample, render_chat: ChatRenderer | None) -> Any:
     return {"prompt_token_ids": render_chat(media.messages), "multi_modal_data": {"image": pil_images(media)}}
 
 
+def load_media_processor(renderer: Any) -> None:
+    """Load the model's multi-modal processor while the engine starts. vLLM loads it on first use, so
+    otherwise the first sample of a timed test waits for it; with a renderer pool each load also deep-copies
+    the pool's tokenizers: 94.1 s for qwen3-vl with 16 workers on a 2-CPU machine, then 0.07 s for the
+    first input (bench/RESULTS.md, 2026-11-26). A vLLM without this interface is left to load it then."""
+    get_mm_processor = getattr(renderer, "get_mm_processor", None)
+    if get_mm_processor is not None:
+        get_mm_processor().info.get_hf_processor()
+
+
 def vllm_versions() -> dict[str, str]:
     import torch
     import vllm

@@ -41,6 +41,7 @@ from harness.engines.vllm_common import (
     chat_renderer,
     engine_keyword_arguments,
     engine_prompt,
+    load_media_processor,
     vllm_versions,
 )
 from submitter.errors import SubmitterError
@@ -76,6 +77,8 @@ class VllmOfflineEngine:
         wave = encoder_wave(engine, wave_setting, max_num_seqs) if self._spec.renderer_workers else None
         if wave:
             print(f"encoder-decoder model: requests go in by waves of {wave} free places", file=sys.stderr)
+        if self._spec.media is not None:
+            load_media_processor(getattr(engine, "renderer", None))
         self._driver = OfflineDriver(
             engine,
             params,

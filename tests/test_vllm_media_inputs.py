@@ -1,5 +1,6 @@
-"""The `vllm-async` backend's inputs made by vLLM's renderer pool, against a stand-in renderer (no GPU here):
-the first input is made alone, since vLLM loads the model's processor then, and the rest at once."""
+"""Media inputs of the vLLM backends against stand-ins for vLLM's renderer (no GPU here): the model's
+processor is loaded while the engine starts; on `vllm-async`'s renderer pool the first input is made alone,
+since vLLM loads the processor then, and the rest at once."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.engines.vllm_async import FirstInputAlone
+from harness.engines.vllm_common import load_media_processor
 
 
 class StandInRenderer:
@@ -56,3 +58,29 @@ def test_without_it_every_input_begun_during_the_first_loads_the_processor() -> 
 
     asyncio.run(make_all())
     assert renderer.processor_loads == 12
+
+
+class StandInProcessingInfo:
+    def __init__(self) -> None:
+        self.loads = 0
+
+    def get_hf_processor(self) -> object:
+        self.loads += 1
+        return object()
+
+
+class StandInMultiModalRenderer:
+    """vLLM's renderer as `load_media_processor` reaches the processor: `get_mm_processor().info`."""
+
+    def __init__(self) -> None:
+        self.info = StandInProcessingInfo()
+
+    def get_mm_processor(self) -> Any:
+        return self
+
+
+def test_the_processor_is_loaded_at_engine_start_where_vllm_offers_it() -> None:
+    renderer = StandInMultiModalRenderer()
+    load_media_processor(renderer)
+    assert renderer.info.loads == 1
+    load_media_processor(None)  # a vLLM without a renderer: left to the first input
