@@ -27,7 +27,7 @@
 # A full-length run of the last two would take hours (equal-issue sets of 48,289 and 8,313 samples at a few
 # samples/s), so they run as labelled trials (`--smoke --smoke-samples`) sized for 8-10 minutes of steady
 # generation at the rate expected (qwen3-vl 6-8 samples/s on four H100s: 5.75 eager over 600 samples, the
-# first 40 s of them spent making inputs; 405b about 0.3).
+# first answer at 62 s; 405b about 0.3).
 #
 # Offline issues max(min queries, 1.1 x 600 s x target_qps) rounded up to whole data sets, and is VALID only
 # where the engine needs 600 s or more for them: pick QPS from the rate expected on the GPUs lent (the plan's

@@ -21,7 +21,7 @@ the checkout:
     PYTHONPATH=/tmp/vllm-site:$PWD OMP_NUM_THREADS=1 python bench/media_inputs_cpu.py \
         --benchmark qwen3-vl-235b-a22b --records DIR --workers 1 2 4 8 32
     PYTHONPATH=/tmp/vllm-site:$PWD OMP_NUM_THREADS=1 python bench/media_inputs_cpu.py \
-        --benchmark qwen3-vl-235b-a22b --records DIR --server-pool 16 [--all-at-once]
+        --benchmark qwen3-vl-235b-a22b --records DIR --server-pool 16 [--all-at-once] [--cold]
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ def main() -> int:
         help="leave the model's processor to the first input, instead of loading it first as the engines do",
     )
     arguments = parser.parse_args()
+    if arguments.all_at_once and not arguments.server_pool:
+        parser.error("--all-at-once describes vLLM's renderer pool: give --server-pool N too")
     whisper = arguments.benchmark == "whisper"
     model = arguments.model or MODEL_FOLDERS[arguments.benchmark]
     if not (model / "preprocessor_config.json").is_file():
