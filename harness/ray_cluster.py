@@ -9,7 +9,9 @@ answer (host name, GPUs, driver, versions) comes from the node itself, not from 
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -70,6 +72,10 @@ def join(address: str | None) -> ModuleType:
     if ray.is_initialized():
         return ray
     _reachable(address)
+    # ray.init makes SIGTERM call sys.exit and print a C++ stack. This process keeps its own meaning of it:
+    # the command line's interrupt (exit 130, clean-up) or, in a LoadGen worker, the default quiet end.
+    on_main_thread = threading.current_thread() is threading.main_thread()
+    sigterm = signal.getsignal(signal.SIGTERM) if on_main_thread else None
     try:
         ray.init(address=address, logging_level="ERROR", log_to_driver=False, configure_logging=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -77,6 +83,9 @@ def join(address: str | None) -> ModuleType:
             f"cannot join the Ray cluster at {address or 'a local head'}: {exc}; start it or correct "
             "cluster.address in the descriptor"
         ) from None
+    finally:
+        if sigterm is not None:  # None: a handler set outside Python, which Python cannot put back
+            signal.signal(signal.SIGTERM, sigterm)
     return ray
 
 
