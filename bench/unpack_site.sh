@@ -11,6 +11,10 @@
 # It runs in the foreground on purpose: a job the call leaves in the background is killed when the call
 # ends unless it has a session of its own (setsid), and `a && b &` puts the whole chain in the background.
 # Only the long run starts detached, after this has finished.
+#
+# Where the call also carried FlashInfer's kernels compiled ahead of time (bench/flashinfer_aot.py, packed in
+# .stage/cache and copied to /tmp/flashinfer-aot.tgz), they go into the site's FlashInfer, so that the first
+# engine start does not compile them.
 set -euo pipefail
 shopt -s nullglob
 parts=(/tmp/site.[0-9]*)
@@ -23,6 +27,9 @@ mkdir -p /tmp/site
 cat "${parts[@]}" | tar xJ -C /tmp/site
 PYTHONPATH=/tmp/site python3 -c "import vllm, pydantic; print(f'vllm {vllm.__version__} in /tmp/site')"
 rm -f "${parts[@]}"
+if [ -f /tmp/flashinfer-aot.tgz ]; then
+  PYTHONPATH=/tmp/site python3 "$(dirname "$0")/flashinfer_aot.py" install /tmp/flashinfer-aot.tgz
+fi
 
 ray_parts=(/tmp/ray.whl.[0-9]*)
 if [ "${#ray_parts[@]}" -gt 0 ]; then

@@ -1,13 +1,16 @@
 """The GPU bench scripts: a command's `--json` output redirected into a file stays JSON, because what finished
-when is reported on stderr and in progress.txt (bench/gpu_helpers.sh); a saved profile's kernels by kind."""
+when is reported on stderr and in progress.txt (bench/gpu_helpers.sh); a saved profile's kernels by kind;
+FlashInfer kernels compiled elsewhere, installed only where they fit."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
@@ -69,3 +72,53 @@ def test_the_profile_summary_puts_each_kernel_of_a_real_profile_in_its_kind(tmp_
         "other Inductor-fused": "0.25",
     }
     assert "GPU idle 2.4%" in done.stdout
+
+
+def _flashinfer_stand_in(site: Path, version: str) -> Path:
+    """The two names `flashinfer_aot.py install` reads from FlashInfer: its version and its AOT folder."""
+    (site / "flashinfer" / "jit").mkdir(parents=True)
+    (site / "flashinfer" / "__init__.py").write_text(f"__version__ = {version!r}\n")
+    (site / "flashinfer" / "jit" / "__init__.py").write_text("")
+    aot = site / "flashinfer" / "data" / "aot"
+    (site / "flashinfer" / "jit" / "env.py").write_text(
+        f"import pathlib\nFLASHINFER_AOT_DIR = pathlib.Path({str(aot)!r})\n"
+    )
+    return aot
+
+
+def test_kernels_compiled_elsewhere_go_in_only_for_their_flashinfer_and_gpus(tmp_path: Path) -> None:
+    """bench/flashinfer_aot.py's pack on a lent host: installed for the version and the compute capability it
+    was built for; any other leaves FlashInfer to compile, as without the pack."""
+    packed = tmp_path / "flashinfer-aot.tgz"
+    with tarfile.open(packed, "w:gz") as tar:
+        for name, data in (
+            ("manifest.json", json.dumps({"flashinfer": "0.6.14", "cuda_arch_list": "9.0a", "nvcc": "13.0",
+                                          "modules": ["sampling"], "built": "2026-11-27"}).encode()),
+            ("sampling/sampling.so", b"\x7fELF"),
+        ):  # fmt: skip
+            entry = tarfile.TarInfo(name)
+            entry.size = len(data)
+            tar.addfile(entry, io.BytesIO(data))
+    tools = tmp_path / "bin"
+    tools.mkdir()
+
+    def install(version: str, compute_cap: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+        site = tmp_path / f"site-{version}-{compute_cap}"
+        aot = _flashinfer_stand_in(site, version)
+        smi = tools / "nvidia-smi"
+        smi.write_text(f"#!/bin/sh\necho {compute_cap}\necho {compute_cap}\n")
+        smi.chmod(0o755)
+        env = {**os.environ, "PYTHONPATH": str(site), "PATH": f"{tools}:{os.environ['PATH']}"}
+        command = [sys.executable, str(BENCH / "flashinfer_aot.py"), "install", str(packed)]
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60), aot
+
+    done, aot = install("0.6.14", "9.0")
+    assert done.returncode == 0, done.stderr
+    assert (aot / "sampling" / "sampling.so").read_bytes() == b"\x7fELF"
+    assert "loaded instead of compiled" in done.stdout
+    assert not (aot / "manifest.json").exists()
+    for version, compute_cap, named in (("0.6.15", "9.0", "FlashInfer 0.6.14, this is 0.6.15"),
+                                        ("0.6.14", "10.0", "these GPUs are ['10.0']")):  # fmt: skip
+        done, aot = install(version, compute_cap)
+        assert done.returncode == 0 and named in done.stdout and "not installed" in done.stdout, done.stdout
+        assert not aot.exists()
