@@ -11,9 +11,9 @@ architecture into the layout FlashInfer loads before it compiles anything (`flas
     # (pip's nvidia-curand) where the toolkit has none:
     NVCC_APPEND_FLAGS=-I$VENV/lib/python3.12/site-packages/nvidia/cu13/include \\
     CUDA_HOME=/usr/local/cuda-13.0 PYTHONPATH=/tmp/wprof/site $VENV/bin/python \\
-        bench/flashinfer_aot.py build --out .stage/cache/flashinfer-aot.tgz
-    # on the host, in the call that carries .stage/cache (bench/unpack_site.sh does it):
-    PYTHONPATH=/tmp/site python3 bench/flashinfer_aot.py install .stage/cache/flashinfer-aot.tgz
+        bench/flashinfer_aot.py build --out .stage/flashinfer/flashinfer-aot.tgz
+    # on the host, in the call that carries .stage/flashinfer (bench/unpack_site.sh does it):
+    PYTHONPATH=/tmp/site python3 bench/flashinfer_aot.py install .stage/flashinfer/flashinfer-aot.tgz
 
 `install` puts the kernels in place only where the FlashInfer version and the GPUs' architecture are the
 ones they were built for; otherwise it says why and leaves FlashInfer to compile, as without it.

@@ -13,8 +13,8 @@
 # Only the long run starts detached, after this has finished.
 #
 # Where the call also carried FlashInfer's kernels compiled ahead of time (bench/flashinfer_aot.py, packed as
-# .stage/cache/flashinfer-aot.tgz), they go into the site's FlashInfer, so that the first engine start does not
-# compile them.
+# .stage/flashinfer/flashinfer-aot.tgz), they go into the site's FlashInfer, so that the first engine start
+# does not compile them.
 set -euo pipefail
 shopt -s nullglob
 parts=(/tmp/site.[0-9]*)
@@ -27,7 +27,7 @@ mkdir -p /tmp/site
 cat "${parts[@]}" | tar xJ -C /tmp/site
 PYTHONPATH=/tmp/site python3 -c "import vllm, pydantic; print(f'vllm {vllm.__version__} in /tmp/site')"
 rm -f "${parts[@]}"
-kernels="$(dirname "$0")/../.stage/cache/flashinfer-aot.tgz"
+kernels="$(dirname "$0")/../.stage/flashinfer/flashinfer-aot.tgz"
 if [ -f "$kernels" ]; then
   PYTHONPATH=/tmp/site python3 "$(dirname "$0")/flashinfer_aot.py" install "$kernels"
 fi
