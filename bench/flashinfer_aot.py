@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 MANIFEST = "manifest.json"
-# The modules a lease's first engine start was seen compiling (bench/RESULTS.md, sixth to eighth leases).
+# The modules the leases' first engine starts were seen compiling (bench/RESULTS.md: mixtral, qwen3-vl).
 MODULES = ("trtllm_comm", "sampling")
 
 
