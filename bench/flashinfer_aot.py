@@ -118,7 +118,9 @@ def _gpu_arches() -> set[str]:
         )
     except FileNotFoundError:
         return set()
-    return {line.strip() for line in listed.stdout.splitlines() if line.strip() and listed.returncode == 0}
+    if listed.returncode != 0:
+        return set()
+    return {line.strip() for line in listed.stdout.splitlines() if line.strip()}
 
 
 def install(packed_path: Path) -> int:
