@@ -162,10 +162,25 @@ def main() -> int:
     installing = actions.add_parser("install", help="put packed modules into this site's FlashInfer")
     installing.add_argument("packed", type=Path)
     args = parser.parse_args()
+    try:
+        import flashinfer  # noqa: F401
+    except ImportError as exc:
+        parser.error(f"FlashInfer does not import here ({exc}): put the staged site on PYTHONPATH")
     if args.action == "build":
+        nvcc = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "bin" / "nvcc"
+        if not nvcc.is_file():
+            parser.error(f"no nvcc at {nvcc}: set CUDA_HOME to a CUDA 13 toolkit")
         build(args.modules, args.arch, args.out)
         return 0
-    return install(args.packed)
+    if not args.packed.is_file():
+        parser.error(f"no file {args.packed}: make the pack with build")
+    try:
+        return install(args.packed)
+    except (tarfile.TarError, KeyError, json.JSONDecodeError) as exc:
+        parser.error(f"{args.packed} is no pack of this script's ({type(exc).__name__}): make one with build")
+    except OSError as exc:
+        print(f"cannot install {args.packed}: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -102,14 +102,16 @@ def test_kernels_compiled_elsewhere_go_in_only_for_their_flashinfer_and_gpus(tmp
     tools = tmp_path / "bin"
     tools.mkdir()
 
-    def install(version: str, compute_cap: str) -> tuple[subprocess.CompletedProcess[str], Path]:
-        site = tmp_path / f"site-{version}-{compute_cap}"
+    def install(
+        version: str, compute_cap: str, pack: Path = packed
+    ) -> tuple[subprocess.CompletedProcess[str], Path]:
+        site = tmp_path / f"site-{version}-{compute_cap}-{pack.name}"
         aot = _flashinfer_stand_in(site, version)
         smi = tools / "nvidia-smi"
         smi.write_text(f"#!/bin/sh\necho {compute_cap}\necho {compute_cap}\n")
         smi.chmod(0o755)
         env = {**os.environ, "PYTHONPATH": str(site), "PATH": f"{tools}:{os.environ['PATH']}"}
-        command = [sys.executable, str(BENCH / "flashinfer_aot.py"), "install", str(packed)]
+        command = [sys.executable, str(BENCH / "flashinfer_aot.py"), "install", str(pack)]
         return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60), aot
 
     done, aot = install("0.6.14", "9.0")
@@ -121,4 +123,9 @@ def test_kernels_compiled_elsewhere_go_in_only_for_their_flashinfer_and_gpus(tmp
                                         ("0.6.14", "10.0", "these GPUs are ['10.0']")):  # fmt: skip
         done, aot = install(version, compute_cap)
         assert done.returncode == 0 and named in done.stdout and "not installed" in done.stdout, done.stdout
+        assert not aot.exists()
+    (tmp_path / "not-a-pack.tgz").write_text("junk")
+    for pack, named in ((tmp_path / "not-a-pack.tgz", "is no pack"), (tmp_path / "missing.tgz", "no file")):
+        done, aot = install("0.6.14", "9.0", pack)
+        assert done.returncode == 2 and named in done.stderr and "Traceback" not in done.stderr, done.stderr
         assert not aot.exists()
