@@ -17,12 +17,13 @@
 # REPLICAS=N runs N replicas instead of the table's count, on a host with fewer GPUs: give it QPS or BASELINE
 # too, since the table's rates are for the table's replicas. On two H100s: whisper as 2 x TP=1 (BASELINE=14
 # REPLICAS=2); mixtral-8x7b as one TP=2 group (REPLICAS=1 QPS=50: three sets of 15,000, VALID up to 75
-# samples/s, 16 minutes at the 48 expected; QPS=40 asks two sets, INVALID above 50; planned at 21.9 GiB of
-# FP8 weights and 511 sequences of 3,072 tokens per GPU).
-# mixtral's experts run on vLLM's own CUTLASS kernels (the descriptor's engine_args.moe_backend), built into
-# vLLM's wheel: for the static per-tensor FP8 of the published checkpoint vLLM 0.26 otherwise picks FlashInfer's
+# samples/s; it did 43.4 on two H100s, 17 minutes; QPS=40 asks two sets, INVALID above 50; planned at 21.9 GiB
+# of FP8 weights and 511 sequences of 3,072 tokens per GPU).
+# mixtral's experts run on vLLM's Triton kernels (the descriptor's engine_args.moe_backend), which need no
+# build: for the static per-tensor FP8 of the published checkpoint vLLM 0.26 otherwise picks FlashInfer's
 # CUTLASS MoE on Hopper, which FlashInfer compiles on the host at the first engine start (182 objects, 48 built
-# after 8 minutes on two H100s' 32 cores: the seventh lease in bench/RESULTS.md).
+# after 8 minutes on two H100s' 32 cores: the seventh lease in bench/RESULTS.md), and it refuses its own CUTLASS
+# MoE ("cutlass") for a checkpoint whose quant_method is "fp8" (the ninth lease).
 #
 # A full-length run of the last two would take hours (equal-issue sets of 48,289 and 8,313 samples at a few
 # samples/s), so they run as labelled trials (`--smoke --smoke-samples`) sized for 8-10 minutes of steady
