@@ -28,6 +28,7 @@ from harness.matrix import Step, required_steps
 from harness.preflight import PreflightFailed, check_runs_destination
 from harness.reuse import Earlier, find_earlier
 from harness.runner import (
+    EngineDidNotStart,
     RunInterrupted,
     RunPlan,
     RunRequest,
@@ -103,7 +104,9 @@ class StepOutcome:
     reused: bool
     run_dir: Path | None
     record: RunRecord | None
-    error: str | None = None
+    error: str | None = None  # why the run was refused before LoadGen started, or not tried (not_run)
+    engine_did_not_start: bool = False  # the refusal was the engine's: it failed to build or start
+    not_run: bool = False  # not tried: its engine had failed to start for an earlier run of the plan
 
     @property
     def valid(self) -> bool:
@@ -190,6 +193,18 @@ def plan_campaign(request: CampaignRequest) -> Campaign:
     return campaign
 
 
+def _built_engine(plan: RunPlan) -> tuple[object, ...]:
+    """What a worker builds its engine from (harness.worker): an engine that failed to start from these
+    fails again, whatever the scenario or mode of the run."""
+    return (plan.engine.build_key(), plan.engine_environment)
+
+
+def _tried_before(failed_engines: list[tuple[tuple[object, ...], str]], plan: RunPlan) -> str | None:
+    """The run for which the plan's engine already failed to start, if one did."""
+    built = _built_engine(plan)
+    return next((run for engine, run in failed_engines if engine == built), None)
+
+
 def _engine_of(plan: RunPlan) -> tuple[object, ...]:
     """What decides whether consecutive runs share an engine (harness.engine_session): the engine but
     its sampling, and the scenario, since LoadGen reads its configuration once per process."""
@@ -234,6 +249,9 @@ def execute_campaign(campaign: Campaign, progress: CampaignProgress) -> list[Ste
             + ", ".join(f"{run.step.key}{'' if run.reuse is None else ' (reused)'}" for run in campaign.runs),
         )
         seconds_left = campaign.seconds
+        # Engines that failed to start, each with the run that tried: later runs needing one are not tried,
+        # since a start can take many minutes on a large model and would fail the same way.
+        failed_engines: list[tuple[tuple[object, ...], str]] = []
         try:
             for index, planned in enumerate(campaign.runs, 1):
                 if planned.reuse is not None:
@@ -245,10 +263,15 @@ def execute_campaign(campaign: Campaign, progress: CampaignProgress) -> list[Ste
                         step=planned.step.key,
                         run_dir=str(planned.reuse.relative_to(request.runs_root)),
                     )
+                elif (tried := _tried_before(failed_engines, planned.plan)) is not None:
+                    seconds_left -= planned.estimate.seconds
+                    outcome = _not_run(planned, tried, request)
                 else:
                     progress.starting(index, total, planned, seconds_left)
                     seconds_left -= planned.estimate.seconds
                     outcome = _run_one(planned, session)
+                    if outcome.engine_did_not_start:
+                        failed_engines.append((_built_engine(planned.plan), planned.step.key))
                 outcomes.append(outcome)
                 progress.finished(index, total, outcome)
                 if outcome.lost_node:  # the cluster is not the described system: later runs would fail
@@ -268,6 +291,23 @@ def execute_campaign(campaign: Campaign, progress: CampaignProgress) -> list[Ste
     return outcomes
 
 
+def _not_run(planned: PlannedRun, tried: str, request: CampaignRequest) -> StepOutcome:
+    reason = (
+        f"its engine failed to start for {tried} (the reason is given there); fix that and run the same "
+        "command again: the runs already done are kept"
+    )
+    ledger.append_event(
+        request.runs_root,
+        "run-finished",
+        request.system.id,
+        step=planned.step.key,
+        status="not run",
+        valid=False,
+        detail=reason,
+    )
+    return StepOutcome(planned.step, False, None, None, error=reason, not_run=True)
+
+
 def _run_one(planned: PlannedRun, session: EngineSession) -> StepOutcome:
     unfinished = planned.earlier.unfinished
     try:
@@ -279,6 +319,8 @@ def _run_one(planned: PlannedRun, session: EngineSession) -> StepOutcome:
             finished = execute(planned.plan, session)
     except RunInterrupted:
         raise
+    except EngineDidNotStart as exc:
+        return StepOutcome(planned.step, False, None, None, error=str(exc), engine_did_not_start=True)
     except SubmitterError as exc:  # refused in the worker before LoadGen started: no run directory
         return StepOutcome(planned.step, False, None, None, error=str(exc))
     return StepOutcome(planned.step, False, finished.run_dir, finished.record)

@@ -72,6 +72,10 @@ class RunInterrupted(SubmitterError):
     exit_code = 130
 
 
+class EngineDidNotStart(SubmitterError):
+    """A run refused because its engine failed to build or start: every run needing that engine would be."""
+
+
 @dataclass(frozen=True)
 class FinishedRun:
     run_dir: Path
@@ -641,7 +645,7 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
             valid=False,
             detail=reason,
         )
-        raise SubmitterError(reason)
+        raise (EngineDidNotStart if result and result.engine_did_not_start else SubmitterError)(reason)
     if status == "completed" and exit_status == ABORTED and result and result.aborted:
         status = "aborted"
     elif status == "completed" and exit_status != 0:

@@ -148,9 +148,13 @@ def _engine(spec: WorkerSpec, kept: _KeptState, result: WorkerResult) -> Engine:
     from harness.engines.registry import create_engine
 
     if kept.engine is None:
-        engine = create_engine(spec.engine)
-        began = time.monotonic()
-        engine.start()
+        try:
+            engine = create_engine(spec.engine)
+            began = time.monotonic()
+            engine.start()
+        except Exception:
+            result.engine_did_not_start = True
+            raise
         result.engine_start_s = round(time.monotonic() - began, 3)
         kept.engine, kept.engine_spec, kept.started_by = engine, spec.engine, spec.run_name
     elif kept.engine_spec is None or spec.engine.build_key() != kept.engine_spec.build_key():

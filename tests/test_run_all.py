@@ -375,3 +375,39 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     assert "9 of 9 runs to do, about" in result.stdout
     assert "llama3.1-8b Interactive performance" in result.stdout
     assert not (tmp_path / WORK).exists()
+
+
+def test_an_engine_that_fails_to_start_is_tried_once_and_the_plan_resumes_once_it_is_fixed(
+    tmp_path: Path, dataset: Path
+) -> None:
+    """The runs of a scenario share one engine (Server's streams, so it is another): after its start
+    fails, the scenario's other runs are not tried (a large model's start takes minutes, to fail the same
+    way), and the next run-all does them all."""
+    model = tmp_path / "demo-model"
+    model.mkdir()
+    (model / "answers.json").write_text("[[1, 2], [3,", encoding="utf-8")  # cut short
+    descriptor = fast_descriptor(model_path=str(model))
+    request = campaign_request(descriptor, dataset, tmp_path, scenarios=(Scenario.OFFLINE, Scenario.SERVER))
+
+    outcomes = execute_campaign(plan_campaign(request), Silent())
+
+    tried = [outcome for outcome in outcomes if outcome.engine_did_not_start]
+    assert [outcome.step.key for outcome in tried] == [
+        f"llama3.1-8b/{s}/TEST06" for s in ("Offline", "Server")
+    ]
+    assert all("answers.json cannot be read as a demo model's answers" in (o.error or "") for o in tried)
+    not_run = {outcome.step.key: outcome.error or "" for outcome in outcomes if outcome.not_run}
+    assert sorted(not_run) == [
+        f"llama3.1-8b/{s}/{m}" for s in ("Offline", "Server") for m in ("accuracy", "performance")
+    ]
+    assert all(
+        f"failed to start for {key.rsplit('/', 1)[0]}/TEST06" in error for key, error in not_run.items()
+    )
+    events = read_events(tmp_path / "runs")
+    assert [event.event for event in events].count("run-started") == 2
+    finished = [event.status for event in events if event.event == "run-finished"]
+    assert finished == ["refused", "not run", "not run"] * 2
+
+    (model / "answers.json").unlink()  # the synthetic engine then answers without the demo model's file
+    again = execute_campaign(plan_campaign(request), Silent())
+    assert len(again) == 6 and all(outcome.valid and not outcome.reused for outcome in again)

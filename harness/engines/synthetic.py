@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.engines.base import CompletionEvents, EngineSpec, Generation, Sample
 from harness.stand_in_models import DEMO_ANSWERS, prompt_key
+from submitter.errors import SubmitterError
 
 # Ordinary vocabulary ids of Llama 3 (special tokens start at 128000).
 _VOCABULARY = range(1000, 120000)
@@ -125,7 +126,13 @@ class _DemoAnswers:
     for benchmarks whose modes read different dataset files (keys: `prompt_key` of the prompt's ids)."""
 
     def __init__(self, path: Path, max_tokens: int) -> None:
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise SubmitterError(
+                f"{path} cannot be read as a demo model's answers ({exc}); write the demo model again "
+                "with `submitter data synth --demo-model`"
+            ) from None
         self._by_prompt = isinstance(stored, dict)
         answers = stored["by_prompt"] if self._by_prompt else dict(enumerate(stored))
         # At least two tokens each: LoadGen's token latencies need them.

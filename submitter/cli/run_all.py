@@ -51,7 +51,7 @@ def _metric(outcome: StepOutcome) -> str:
 
 def _verdict(outcome: StepOutcome) -> str:
     if outcome.error:
-        return f"refused: {outcome.error}"
+        return f"{'not run' if outcome.not_run else 'refused'}: {outcome.error}"
     if outcome.record is None:
         return "no record"
     if outcome.valid and outcome.record.unscored:

@@ -177,6 +177,8 @@ class WorkerResult(BaseModel):
 
     started_loadgen: bool = False
     error: str | None = None
+    # The error is the engine's: it failed to build or start, so every test that needs it would fail too.
+    engine_did_not_start: bool = False
     engine_versions: dict[str, str] = Field(default_factory=dict)
     engine_start_s: float | None = None  # None when the engine was already serving: see engine_test_number
     engine_test_number: int = 1  # this was the engine's Nth LoadGen test
