@@ -131,3 +131,28 @@ def test_the_command_prints_the_trials_and_the_rate_to_set(tmp_path: Path) -> No
     assert document["best_qps"] == max(trial["qps"] for trial in document["trials"] if trial["valid"])
     assert document["confirmed_full_length"] is False
     assert f'"Interactive": {{"user_conf": {{"target_qps": {document["best_qps"]:g}}}}}' in result.stderr
+
+
+def test_tune_qps_and_run_take_the_round_to_run_in(tmp_path: Path) -> None:
+    """As run-all does: the descriptor is set up for v6.1, and both commands run it in v6.0's rules."""
+    write_dataset(tmp_path / "data.json")
+    descriptor = limited_engine()
+    descriptor["benchmarks"]["llama3.1-8b"]["dataset_path"] = str(tmp_path / "data.json")
+    write_json(tmp_path / "fast_cpu.json", descriptor)
+    tuned = run_cli(
+        "tune-qps", "--system", "fast_cpu.json", "--round", "v6.0", "--scenario", "Server", "--start", "50",
+        "--trial-seconds", "1", "--max-trials", "1", "--no-confirm", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert tuned.returncode == 0, tuned.stderr
+    [trial] = json.loads(tuned.stdout)["trials"]
+    assert json.loads((tmp_path / trial["run_dir"] / "run.json").read_text())["round"] == "v6.0"
+
+    ran = run_cli(
+        "run", "--system", "fast_cpu.json", "--round", "v6.0", "--scenario", "Offline",
+        "--mode", "performance", "--smoke", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["round"] == "v6.0"
+
+    unknown = run_cli("run", "--system", "fast_cpu.json", "--round", "v9.9", cwd=tmp_path)
+    assert unknown.returncode == 2 and "'v9.9' is not one of" in unknown.stderr

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -58,6 +58,21 @@ def echo_findings(findings: Sequence[Finding], files_checked: int | None) -> Non
     counts = count_by_severity(findings)
     scope = f"{files_checked} file(s) checked: " if files_checked is not None else ""
     click.echo(f"{scope}{counts[Severity.ERROR]} error(s), {counts[Severity.WARNING]} warning(s)")
+
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def run_round_option(command: Command) -> Command:
+    """`--round` (as `round_name`) for the commands that run a system: the same for all of them."""
+    from submitter.rounds.registry import available_rounds
+
+    return click.option(
+        "--round",
+        "round_name",
+        type=click.Choice(available_rounds()),
+        help="Run in this round instead of the descriptor's (its seeds and rules; for benchmarks it has).",
+    )(command)
 
 
 def runnable_descriptor(system_id: str, round_name: str | None = None) -> SystemDescriptor:

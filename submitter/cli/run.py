@@ -11,7 +11,7 @@ import click
 from harness import preflight
 from harness.loadgen_settings import Smoke
 from harness.runner import RunPlan, RunRequest, execute, plan_run, run_directory
-from submitter.cli.output import echo_json, runnable_descriptor
+from submitter.cli.output import echo_json, run_round_option, runnable_descriptor
 from submitter.fileformats.run_mode import Mode
 from submitter.fileformats.run_record import aborted_note
 from submitter.rounds.models import Scenario
@@ -33,6 +33,7 @@ def checked_plan(request: RunRequest) -> RunPlan:
 
 @click.command("run")
 @click.option("--system", "system_id", required=True, help="Descriptor id (or path to its .json).")
+@run_round_option
 @click.option("--benchmark", default="llama3.1-8b", show_default=True)
 @click.option("--scenario", required=True, type=click.Choice([s.value for s in RUN_SCENARIOS]))
 @click.option("--mode", required=True, type=click.Choice([m.value for m in Mode]))
@@ -56,6 +57,7 @@ def checked_plan(request: RunRequest) -> RunPlan:
 @click.option("--json", "as_json", is_flag=True, help="Print run.json on stdout.")
 def run(
     system_id: str,
+    round_name: str | None,
     benchmark: str,
     scenario: str,
     mode: str,
@@ -70,7 +72,7 @@ def run(
     """Run LoadGen against the system's engine; results go to
     RUNS_DIR/<system>/<benchmark>/<scenario>/<mode>/<UTC time>/ with run.json written last."""
     request = RunRequest(
-        system=runnable_descriptor(system_id),
+        system=runnable_descriptor(system_id, round_name),
         benchmark=benchmark,
         scenario=Scenario(scenario),
         mode=Mode(mode),

@@ -18,12 +18,11 @@ from harness.run_all import (
     execute_campaign,
     plan_campaign,
 )
-from submitter.cli.output import echo_json, echo_table, runnable_descriptor
+from submitter.cli.output import echo_json, echo_table, run_round_option, runnable_descriptor
 from submitter.errors import UsageProblem
 from submitter.fileformats.run_mode import Mode
 from submitter.fileformats.run_record import aborted_note, scores_text
 from submitter.rounds.models import Scenario
-from submitter.rounds.registry import available_rounds
 from submitter.workspace import RUNS
 
 
@@ -173,12 +172,7 @@ def _outcomes_json(campaign: Campaign, outcomes: list[StepOutcome]) -> dict[str,
 
 @click.command("run-all")
 @click.option("--system", "system_id", required=True, help="Descriptor id (or path to its .json).")
-@click.option(
-    "--round",
-    "round_name",
-    type=click.Choice(available_rounds()),
-    help="Run in this round instead of the descriptor's (its seeds and rules; for benchmarks it has).",
-)
+@run_round_option
 @click.option("--benchmark", "benchmarks", multiple=True, help="Only this benchmark (repeatable).")
 @click.option(
     "--scenario",

@@ -9,7 +9,7 @@ import click
 
 from harness.preflight import check_runs_destination
 from harness.tune import TRIAL, Trial, TuneRequest, tune_qps
-from submitter.cli.output import echo_json, echo_table, runnable_descriptor
+from submitter.cli.output import echo_json, echo_table, run_round_option, runnable_descriptor
 from submitter.rounds.models import Scenario
 from submitter.workspace import RUNS
 
@@ -60,6 +60,7 @@ HEADERS = (
 
 @click.command("tune-qps")
 @click.option("--system", "system_id", required=True, help="Descriptor id (or path to its .json).")
+@run_round_option
 @click.option(
     "--scenario", required=True, type=click.Choice([Scenario.SERVER.value, Scenario.INTERACTIVE.value])
 )
@@ -101,6 +102,7 @@ HEADERS = (
 @click.option("--json", "as_json", is_flag=True, help="Print the trials and the result as JSON.")
 def tune(
     system_id: str,
+    round_name: str | None,
     scenario: str,
     benchmark: str,
     start_qps: float | None,
@@ -116,7 +118,7 @@ def tune(
 ) -> None:
     """Search the highest target_qps LoadGen judges VALID (p99 TTFT and TPOT under the scenario's
     limits, by early stopping) with short trials, then confirm it with a full-length run."""
-    system = runnable_descriptor(system_id)
+    system = runnable_descriptor(system_id, round_name)
     # Every trial is a run in the runs folder: proved writable before the engine starts.
     check_runs_destination(runs_dir, runs_dir / system.id)
     request = TuneRequest(

@@ -13,7 +13,7 @@ from harness.preflight import check_runs_destination
 from harness.search_space import parse_space, space_for
 from harness.tune import TRIAL
 from harness.tune_engine import ConfigTrial, EngineSearch, benchmark_setup, tune_engine
-from submitter.cli.output import echo_table, runnable_descriptor
+from submitter.cli.output import echo_table, run_round_option, runnable_descriptor
 from submitter.fileio import ensure_writable
 from submitter.rounds.models import Scenario
 from submitter.systems.runnable import descriptor_file
@@ -38,6 +38,7 @@ def _row(trial: ConfigTrial) -> tuple[str, ...]:
 
 @click.command("tune-engine")
 @click.option("--system", "system_id", required=True, help="Descriptor id (or path to its .json).")
+@run_round_option
 @click.option(
     "--scenario",
     required=True,
@@ -99,6 +100,7 @@ def _row(trial: ConfigTrial) -> tuple[str, ...]:
 @click.option("--json", "as_json", is_flag=True, help="Print the evidence as JSON.")
 def tune_engine_command(
     system_id: str,
+    round_name: str | None,
     scenario: str,
     benchmark: str,
     space_options: tuple[str, ...],
@@ -115,7 +117,7 @@ def tune_engine_command(
 ) -> None:
     """Try engine arguments one at a time from the descriptor's setting, each configuration on one engine
     start with short runs through the harness; the best goes into a copy of the descriptor."""
-    system = runnable_descriptor(system_id)
+    system = runnable_descriptor(system_id, round_name)
     chosen = Scenario(scenario)
     setup = benchmark_setup(system, benchmark, chosen)
     space = parse_space(space_options) if space_options else space_for(setup.backend_for(chosen))
@@ -160,7 +162,8 @@ def tune_engine_command(
         err=True,
     )
     if chosen is not Scenario.OFFLINE:
-        confirm = f"submitter tune-qps --system {result.descriptor_copy} --scenario {scenario}"
+        in_round = f" --round {round_name}" if round_name else ""
+        confirm = f"submitter tune-qps --system {result.descriptor_copy}{in_round} --scenario {scenario}"
         click.echo(
             f"  short trials only: confirm at full length with {confirm} --start {best.score:g}", err=True
         )
