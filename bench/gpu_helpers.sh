@@ -101,6 +101,35 @@ run_and_gather() {
   done
   tail -c 2000000 "$RESULTS/run-all.log" | xz -9 > "$RESULTS/out/run-all.log.xz"
 }
+# A scenario's highest VALID rate (Server or Interactive) from RATE: `submitter tune-qps`, short trials then the
+# best at full length on one engine, watched as run_and_gather's plan is; what to bring back gathered in
+# $RESULTS/out: the search (tune-qps.json), the summary, the host's load, the ledger and each run's files
+# (named by its start time), and the log's tail, compressed. The best rate goes into the progress file.
+#   tune_and_gather SYSTEM BENCHMARK SCENARIO RATE [TUNE-QPS ARGUMENTS...]
+tune_and_gather() {
+  local system=$1 benchmark=$2 scenario=$3 rate=$4
+  shift 4
+  mkdir -p "$RESULTS/out"
+  watch_host &
+  local watcher=$!
+  profile_busy &
+  local profiler=$!
+  timed submitter tune-qps --system "$system" --benchmark "$benchmark" --scenario "$scenario" --start "$rate" \
+    "$@" --runs-dir "$RESULTS/runs" --json > "$RESULTS/out/tune-qps.json" 2> "$RESULTS/tune-qps.log"
+  kill "$watcher" "$profiler" 2> /dev/null
+  python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/out/summary.md"
+  local file
+  for file in gpus.txt cpus.txt host-load.txt runs/ledger.jsonl; do
+    if [ -f "$RESULTS/$file" ]; then cp "$RESULTS/$file" "$RESULTS/out/"; fi
+  done
+  local run
+  for run in "$RESULTS"/runs/"$system"/"$benchmark"/"$scenario"/*/*/; do keep_run "$run" "$(basename "$run")"; done
+  tail -c 2000000 "$RESULTS/tune-qps.log" | xz -9 > "$RESULTS/out/tune-qps.log.xz"
+  log "$benchmark $scenario: $(python3 -c "import json, sys; d = json.load(sys.stdin); \
+print(f\"best {d['best_qps']} qps, confirmed at full length: {d['confirmed_full_length']}\")" \
+    < "$RESULTS/out/tune-qps.json" 2> /dev/null)"
+  cp "$RESULTS/progress.txt" "$RESULTS/out/"
+}
 # The host's compile and JIT caches (vLLM's torch.compile artifacts, FlashInfer's and Triton's kernels): their
 # sizes in $RESULTS/out/caches.txt and, where they pack into 40 MB or less, /tmp/gpu-caches/caches.tgz. Bring
 # that back and carry it to the next lease on the same kind of GPU (.stage/cache, copied to /tmp/caches.tgz in

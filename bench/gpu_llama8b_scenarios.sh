@@ -60,22 +60,14 @@ scenario() {
 # confirmation's files gathered in $RESULTS/SCENARIO/out: tuned GPU SCENARIO RATE
 tuned() {
   local gpu=$1 name=$2 rate=$3
-  local lower=${name,,}
   (
-    RESULTS=$RESULTS/$lower
-    mkdir -p "$RESULTS/out"
+    RESULTS=$RESULTS/${name,,}
+    mkdir -p "$RESULTS" && cp "$(dirname "$RESULTS")/gpus.txt" "$RESULTS/"
     export CUDA_VISIBLE_DEVICES=$gpu
-    timed submitter tune-qps --system gpu_dummy --scenario "$name" --start "$rate" --step 1.02 --precision 0.02 \
-      --trial-seconds 120 --max-trials 2 --runs-dir "$RESULTS/runs" --json > "$RESULTS/out/tune-qps.json" \
-      2> "$RESULTS/tune-qps.log"
-    python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/out/summary.md"
-    local run
-    for run in "$RESULTS"/runs/gpu_dummy/llama3.1-8b/"$name"/*/*/; do keep_run "$run" "$(basename "$run")"; done
-    tail -c 2000000 "$RESULTS/tune-qps.log" | xz -9 > "$RESULTS/out/tune-qps.log.xz"
+    tune_and_gather gpu_dummy llama3.1-8b "$name" "$rate" --step 1.02 --precision 0.02 --trial-seconds 120 \
+      --max-trials 2
   )
-  log "$name on GPU $gpu: $(python3 -c "import json, sys; d = json.load(sys.stdin); \
-print(f\"best {d['best_qps']} qps, confirmed at full length: {d['confirmed_full_length']}\")" \
-    < "$RESULTS/$lower/out/tune-qps.json" 2> /dev/null)"
+  log "$name on GPU $gpu: $(sed -n "s/.* llama3.1-8b $name: //p" "$RESULTS/${name,,}/progress.txt" | tail -1)"
 }
 
 if [ "$(wc -l < "$RESULTS/gpus.txt")" -ge 2 ]; then

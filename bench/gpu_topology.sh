@@ -19,6 +19,10 @@
 # REPLICAS=2); mixtral-8x7b as one TP=2 group (REPLICAS=1 QPS=50: three sets of 15,000, VALID up to 75
 # samples/s; it did 43.4 on two H100s, 17 minutes; QPS=40 asks two sets, INVALID above 50; planned at 21.9 GiB
 # of FP8 weights and 511 sequences of 3,072 tokens per GPU).
+# SCENARIO=Server QPS=RATE runs the Server scenario instead, where the descriptor sets it up (llama2-70b-99.9 and
+# mixtral-8x7b, on vllm-async): `submitter tune-qps` from RATE, then its best VALID rate at full length. On two
+# H100s: SCENARIO=Server REPLICAS=1 QPS=38 for mixtral-8x7b (0.87 of one TP=2 group's Offline 43.4), whose full
+# length at 38-40 qps asks 30,000 samples, about 13 minutes: 21 minutes with the engine start and the trials.
 # mixtral's experts run on vLLM's Triton kernels (the descriptor's engine_args.moe_backend), which need no
 # build: for the static per-tensor FP8 of the published checkpoint vLLM 0.26 otherwise picks FlashInfer's
 # CUTLASS MoE on Hopper, which FlashInfer compiles on the host at the first engine start (182 objects, 48 built
@@ -53,9 +57,21 @@
 # one-replica/out, with BASELINE below).
 set -uo pipefail
 benchmark=${1:-llama2-70b-99.9}
+scenario=${SCENARIO:-Offline}
 if [ -n "${REPLICAS:-}" ] && [ -z "${QPS:-}${BASELINE:-}" ]; then
   echo "REPLICAS=$REPLICAS needs QPS or BASELINE: the descriptor's target_qps is sized for its own replicas" >&2
   exit 2
+fi
+if [ "$scenario" != Offline ]; then
+  if [ -z "${QPS:-}" ] || [ -n "${BASELINE:-}" ]; then
+    echo "SCENARIO=$scenario needs QPS, the rate tune-qps starts from, and takes no BASELINE" >&2
+    exit 2
+  fi
+  if ! python3 -c "import json, sys; json.load(open('bench/systems/gpu_multi_dummy.json'))['benchmarks']\
+['$benchmark']['scenarios']['$scenario']" 2> /dev/null; then
+    echo "no $scenario setup for $benchmark in bench/systems/gpu_multi_dummy.json" >&2
+    exit 2
+  fi
 fi
 export RESULTS=/tmp/gpu-topology
 source bench/gpu_host.sh
@@ -90,6 +106,19 @@ if [ -n "$shortened" ]; then
 fi
 mkdir -p "$(dirname "$data")"
 [ -e "$data" ] || timed submitter data synth --benchmark "$benchmark" --round "$round" "${records[@]}" --out "$data"
+
+# SCENARIO=Server (or Interactive, where the descriptor sets it up) runs that scenario instead of Offline:
+# `submitter tune-qps` from QPS, two 120-s trials (x 1.05 while VALID) and the best VALID rate at full length,
+# on one engine (vLLM's AsyncLLM, replicas as its data parallelism).
+if [ "$scenario" != Offline ]; then
+  descriptor_at_rate gpu_multi_dummy "$benchmark" "$scenario" "$QPS" "$RESULTS/systems" ${REPLICAS:-}
+  export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
+  tune_and_gather gpu_multi_dummy "$benchmark" "$scenario" "$QPS" --round "$round" --step 1.05 --precision 0.03 \
+    --trial-seconds 120 --max-trials 2
+  keep_caches
+  log "done $benchmark"
+  exit 0
+fi
 
 # BASELINE=RATE first runs one replica alone (the same TP group, on the first GPUs and the first replica's
 # share of the CPUs, so with the same CPUs and threads) at target_qps RATE: an Offline performance run of a few

@@ -13,6 +13,9 @@ import sys
 import tarfile
 from pathlib import Path
 
+from conftest import write_json
+from harness_helpers import fast_descriptor, write_dataset
+
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 
@@ -26,6 +29,42 @@ def test_timed_reports_on_stderr_so_redirected_json_stays_json(tmp_path: Path) -
     assert json.loads((tmp_path / "out.json").read_text()) == {"ok": 1}
     assert "exit 0 after" in done.stderr
     assert re.search(r"exit 0 after \d+ s: python3 -c", (tmp_path / "progress.txt").read_text())
+
+
+def test_tune_and_gather_brings_back_the_search_and_its_runs(tmp_path: Path) -> None:
+    """The helper a lease's Server runs go through, on the synthetic engine: tune-qps's JSON, each run's
+    files, the summary and the best rate in the progress file."""
+    write_dataset(tmp_path / "data.json")
+    descriptor = fast_descriptor(dataset_path=str(tmp_path / "data.json"))
+    (tmp_path / "systems").mkdir()
+    write_json(tmp_path / "systems" / "fast_cpu.json", descriptor)
+    results = tmp_path / "results"
+    script = (
+        f'RESULTS="{results}"; mkdir -p "$RESULTS"; source bench/gpu_helpers.sh; '
+        "tune_and_gather fast_cpu llama3.1-8b Server 50 --trial-seconds 1 --max-trials 1 --no-confirm"
+    )
+    # The venv's python3 first, as on a host where it is the only one; output to a file, since the host
+    # watcher's `sleep` outlives the script and would hold a pipe open.
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "SUBMITTER_SYSTEMS_PATH": str(tmp_path / "systems"),
+    }
+    with (tmp_path / "log.txt").open("w") as log:
+        done = subprocess.run(
+            ["bash", "-c", script], cwd=BENCH.parent, env=env, stdout=log, stderr=log, timeout=300
+        )
+    assert done.returncode == 0, (tmp_path / "log.txt").read_text()
+    out = results / "out"
+    search = json.loads((out / "tune-qps.json").read_text())
+    [trial] = search["trials"]
+    assert trial["qps"] == 50 and not trial["full_length"]
+    [record] = out.glob("*.run.json")
+    assert json.loads(record.read_text())["scenario"] == "Server"
+    assert "| Server |" in (out / "summary.md").read_text()
+    assert (out / "tune-qps.log.xz").stat().st_size > 0 and (out / "ledger.jsonl").is_file()
+    progress = (out / "progress.txt").read_text()
+    assert f"llama3.1-8b Server: best {search['best_qps']} qps, confirmed at full length: False" in progress
 
 
 def test_the_bench_scripts_share_one_timed_helper() -> None:
