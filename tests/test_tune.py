@@ -111,12 +111,17 @@ def test_offline_is_refused(tmp_path: Path) -> None:
         tune_qps(request, print)
 
 
+def write_system_with_data(folder: Path) -> None:
+    """fast_cpu.json in `folder`, the limited engine's descriptor, with its dataset beside it."""
+    write_dataset(folder / "data.json")
+    descriptor = limited_engine()
+    descriptor["benchmarks"]["llama3.1-8b"]["dataset_path"] = str(folder / "data.json")
+    write_json(folder / "fast_cpu.json", descriptor)
+
+
 @pytest.mark.slow
 def test_the_command_prints_the_trials_and_the_rate_to_set(tmp_path: Path) -> None:
-    write_dataset(tmp_path / "data.json")
-    descriptor = limited_engine()
-    descriptor["benchmarks"]["llama3.1-8b"]["dataset_path"] = str(tmp_path / "data.json")
-    write_json(tmp_path / "fast_cpu.json", descriptor)
+    write_system_with_data(tmp_path)
     result = run_cli(
         "tune-qps", "--system", "fast_cpu.json", "--scenario", "Interactive", "--start", "100",
         "--trial-seconds", "1", "--precision", "0.5", "--step", "2", "--max-trials", "2", "--no-confirm",
@@ -135,10 +140,7 @@ def test_the_command_prints_the_trials_and_the_rate_to_set(tmp_path: Path) -> No
 
 def test_tune_qps_and_run_take_the_round_to_run_in(tmp_path: Path) -> None:
     """As run-all does: the descriptor is set up for v6.1, and both commands run it in v6.0's rules."""
-    write_dataset(tmp_path / "data.json")
-    descriptor = limited_engine()
-    descriptor["benchmarks"]["llama3.1-8b"]["dataset_path"] = str(tmp_path / "data.json")
-    write_json(tmp_path / "fast_cpu.json", descriptor)
+    write_system_with_data(tmp_path)
     tuned = run_cli(
         "tune-qps", "--system", "fast_cpu.json", "--round", "v6.0", "--scenario", "Server", "--start", "50",
         "--trial-seconds", "1", "--max-trials", "1", "--no-confirm", "--json", cwd=tmp_path,
