@@ -11,8 +11,8 @@ timed() {
 submitter() { python3 -m submitter "$@"; }
 # A copy of bench/systems/SYSTEM.json with one scenario's target_qps changed, written to folder DIR (for
 # SUBMITTER_SYSTEMS_PATH). Where REPLICAS is given, the copy holds only that benchmark, with that many replicas
-# and the system description counting the GPUs they use:
-#   descriptor_at_rate SYSTEM BENCHMARK SCENARIO QPS DIR [REPLICAS]
+# (each of TP GPUs where TP is given) and the system description counting the GPUs they use:
+#   descriptor_at_rate SYSTEM BENCHMARK SCENARIO QPS DIR [REPLICAS [TP]]
 descriptor_at_rate() {
   mkdir -p "$5"
   python3 - "$@" <<'EOF'
@@ -23,6 +23,8 @@ setup = descriptor["benchmarks"][benchmark]
 setup["scenarios"][scenario]["user_conf"]["target_qps"] = float(qps)
 if replicas:
     setup["replicas"] = int(replicas[0])
+    if len(replicas) > 1:
+        setup["tensor_parallel_size"] = int(replicas[1])
     group = setup.get("tensor_parallel_size", 1) * setup.get("pipeline_parallel_size", 1)
     descriptor["system"]["accelerators_per_node"] = str(setup["replicas"] * group)
     descriptor["benchmarks"] = {benchmark: setup}

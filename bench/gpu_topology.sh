@@ -19,6 +19,8 @@
 # REPLICAS=2); mixtral-8x7b as one TP=2 group (REPLICAS=1 QPS=50: three sets of 15,000, VALID up to 75
 # samples/s; it did 43.4 on two H100s, 17 minutes; QPS=40 asks two sets, INVALID above 50; planned at 21.9 GiB
 # of FP8 weights and 511 sequences of 3,072 tokens per GPU).
+# TP=N (with REPLICAS) makes each replica a group of N GPUs instead of the table's: TP=1 REPLICAS=1 is the
+# one-GPU figure a group's scaling is measured against, on a one-GPU lease where the model fits one GPU.
 # SCENARIO=Server QPS=RATE runs the Server scenario instead, where the descriptor sets it up (llama2-70b-99.9 and
 # mixtral-8x7b, on vllm-async): `submitter tune-qps` from RATE, then its best VALID rate at full length. On two
 # H100s: SCENARIO=Server REPLICAS=1 QPS=38 for mixtral-8x7b (0.87 of one TP=2 group's Offline 43.4), whose full
@@ -60,6 +62,10 @@ benchmark=${1:-llama2-70b-99.9}
 scenario=${SCENARIO:-Offline}
 if [ -n "${REPLICAS:-}" ] && [ -z "${QPS:-}${BASELINE:-}" ]; then
   echo "REPLICAS=$REPLICAS needs QPS or BASELINE: the descriptor's target_qps is sized for its own replicas" >&2
+  exit 2
+fi
+if [ -n "${TP:-}" ] && [ -z "${REPLICAS:-}" ]; then
+  echo "TP=$TP needs REPLICAS: say how many groups of $TP GPUs run" >&2
   exit 2
 fi
 if [ "$scenario" != Offline ]; then
@@ -111,7 +117,7 @@ mkdir -p "$(dirname "$data")"
 # `submitter tune-qps` from QPS, two 120-s trials (x 1.05 while VALID) and the best VALID rate at full length,
 # on one engine (vLLM's AsyncLLM, replicas as its data parallelism).
 if [ "$scenario" != Offline ]; then
-  descriptor_at_rate gpu_multi_dummy "$benchmark" "$scenario" "$QPS" "$RESULTS/systems" ${REPLICAS:-}
+  descriptor_at_rate gpu_multi_dummy "$benchmark" "$scenario" "$QPS" "$RESULTS/systems" ${REPLICAS:-} ${TP:-}
   export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
   tune_and_gather gpu_multi_dummy "$benchmark" "$scenario" "$QPS" --round "$round" --step 1.05 --precision 0.03 \
     --trial-seconds 120 --max-trials 2
@@ -130,7 +136,7 @@ fi
 # instead, for benchmarks whose equal-issue sets take one replica too long (llama2-70b: 24,576 samples, about
 # 24 minutes for one TP=2 group of H100s); give QPS too, since a trial's rate understates a whole run's.
 if [ -n "${BASELINE:-}" ]; then
-  descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$BASELINE" "$RESULTS/replicas-plan" ${REPLICAS:-}
+  descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$BASELINE" "$RESULTS/replicas-plan" ${REPLICAS:-} ${TP:-}
   share=$(SUBMITTER_SYSTEMS_PATH=$RESULTS/replicas-plan submitter run-all --system gpu_multi_dummy \
     --benchmark "$benchmark" --round "$round" --scenario Offline --mode performance --dry-run --json 2> /dev/null |
     python3 -c "import json, sys; print(json.load(sys.stdin)['runs'][0]['topology']['replicas'][0]['cpus'] or '')" 2> /dev/null)
@@ -140,7 +146,7 @@ if [ -n "${BASELINE:-}" ]; then
     if [ -n "$share" ] && taskset -pc "$share" "$BASHPID" > /dev/null; then
       log "one replica on CPUs $share, the first replica's share"
     fi
-    descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$BASELINE" "$RESULTS/systems" 1
+    descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$BASELINE" "$RESULTS/systems" 1 ${TP:-}
     export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
     run_and_gather gpu_multi_dummy "$benchmark" --round "$round" --scenario Offline --mode performance \
       ${BASELINE_SAMPLES:+--smoke --smoke-samples "$BASELINE_SAMPLES"}
@@ -154,7 +160,7 @@ if [ -n "${BASELINE:-}" ]; then
   fi
 fi
 if [ -n "${QPS:-}" ]; then
-  descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$QPS" "$RESULTS/systems" ${REPLICAS:-}
+  descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$QPS" "$RESULTS/systems" ${REPLICAS:-} ${TP:-}
   export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
   log "$benchmark target_qps $QPS"
 fi

@@ -67,6 +67,25 @@ def test_tune_and_gather_brings_back_the_search_and_its_runs(tmp_path: Path) -> 
     assert f"llama3.1-8b Server: best {search['best_qps']} qps, confirmed at full length: False" in progress
 
 
+def test_descriptor_at_rate_sizes_the_copy_for_the_replicas_and_groups_asked(tmp_path: Path) -> None:
+    """mixtral-8x7b of the 4-GPU bench descriptor as one group of one GPU: the one-GPU baseline's copy."""
+    script = (
+        f'RESULTS="{tmp_path}"; source bench/gpu_helpers.sh; '
+        f'descriptor_at_rate gpu_multi_dummy mixtral-8x7b Offline 22 "{tmp_path / "systems"}" 1 1'
+    )
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=BENCH.parent, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    copy = json.loads((tmp_path / "systems" / "gpu_multi_dummy.json").read_text())
+    setup = copy["benchmarks"]["mixtral-8x7b"]
+    assert list(copy["benchmarks"]) == ["mixtral-8x7b"] and copy["system"]["accelerators_per_node"] == "1"
+    assert (setup["replicas"], setup["tensor_parallel_size"]) == (1, 1)
+    assert setup["scenarios"]["Offline"]["user_conf"]["target_qps"] == 22
+    original = json.loads((BENCH / "systems" / "gpu_multi_dummy.json").read_text())
+    assert original["benchmarks"]["mixtral-8x7b"]["tensor_parallel_size"] == 2  # the copy only
+
+
 def test_the_bench_scripts_share_one_timed_helper() -> None:
     """A script with its own `timed` that echoes to stdout is how harness.json once stopped being JSON."""
     defining = [path.name for path in BENCH.glob("*.sh") if re.search(r"^timed\(\)", path.read_text(), re.M)]
