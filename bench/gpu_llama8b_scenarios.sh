@@ -10,7 +10,9 @@
 #     (40,104), VALID up to 66.8: an H100 did 55.3 with the stand-in quantised at load, and the raw engine 1.07
 #     times as much with this one (bench/RESULTS.md).
 #   Server from SERVER_QPS (default 61), Interactive from INTERACTIVE_QPS (default 44): `submitter tune-qps` on
-#     one engine, two 120-s trials (x 1.02 while VALID) and the best VALID rate at full length, about 17 minutes.
+#     one engine, two 120-s trials (x 1.02 while VALID; TRIALS=1 for one) and the best VALID rate at full length,
+#     about 17 minutes. On one H200 the scenarios take about 30 minutes one after the other, the most a lent
+#     machine is held: there, OFFLINE_QPS=60 (three sets) and TRIALS=1 from a rate known to hold.
 #   RAW=1 first times the raw engine on 1,000 prompts with this stand-in and with one quantised at load (dynamic
 #     activation scales), one after the other on GPU 0: the static scales' gain on this GPU.
 # Offline's plan (samples, minutes, memory) goes into offline/progress.txt before it starts. Run from the
@@ -65,7 +67,7 @@ tuned() {
     mkdir -p "$RESULTS" && cp "$(dirname "$RESULTS")/gpus.txt" "$RESULTS/"
     export CUDA_VISIBLE_DEVICES=$gpu
     tune_and_gather gpu_dummy llama3.1-8b "$name" "$rate" --step 1.02 --precision 0.02 --trial-seconds 120 \
-      --max-trials 2
+      --max-trials "${TRIALS:-2}"
   )
   log "$name on GPU $gpu: $(sed -n "s/.* llama3.1-8b $name: //p" "$RESULTS/${name,,}/progress.txt" | tail -1)"
 }
