@@ -1,23 +1,30 @@
 """The raw engine's Offline ceiling: vLLM's LLM.generate on a descriptor's prompts, with the exact engine
-arguments and sampling the harness would use, timed around generate alone. Compare with
-`submitter run --smoke --smoke-samples N` on the same prompts (bench/gpu_offline_compare.sh).
+arguments, environment and sampling the harness would use (a dummy-weight run's exact answer lengths
+included), timed around generate alone. Compare with `submitter run --smoke --smoke-samples N` on the same
+prompts (bench/gpu_offline_compare.sh). Text benchmarks only.
 
     python bench/raw_offline.py --system gpu_dummy --samples 13368 --out raw.json
     python bench/raw_offline.py --system gpu_dummy --samples 2000 --set max_num_seqs=1024 --out sweep.json
+    python bench/raw_offline.py --system gpu_multi_dummy --benchmark mixtral-8x7b --round v6.0 \
+        --samples 4000 --profile --out mixtral.json
 
 `--set NAME=VALUE` replaces one engine argument (VALUE is read as JSON when it parses, else a string);
 the engine-argument sweep (bench/gpu_capacity.sh) is made of such runs.
 
 `--profile` records every GPU kernel of the pass with torch's profiler and adds where the time went to the
 output: kernel time by kind (GEMM, attention, FP8 quantisation, ...), every kernel's time, and the share of
-the pass the GPU was idle; `--summarize OUT_JSON` prints a saved profile's table by kind. vLLM then runs
-its engine core in this process (VLLM_ENABLE_V1_MULTIPROCESSING=0) so that the profiler sees its kernels;
-the timing is the profiler's, not a throughput figure.
+the pass the GPU was idle; `--summarize OUT_JSON` prints a saved profile's table by kind. On one GPU vLLM
+then runs its engine core in this process (VLLM_ENABLE_V1_MULTIPROCESSING=0) so that the profiler sees its
+kernels. A tensor- or pipeline-parallel engine's kernels run in its worker processes: there vLLM's own
+profiler traces each worker, from step `--profile-after` for `--profile-steps` steps (a whole pass would be
+gigabytes of trace), into OUT's folder `<OUT stem>.traces/`, and the output holds each worker's profile,
+its idle share taken over the traced window. Either way the timing is the profiler's, not a throughput figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import re
@@ -25,8 +32,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.benchmarks.llama3_1_8b.dataset import load_prompts
-from harness.engines.vllm_common import engine_keyword_arguments, sampling_params, token_prompt, vllm_versions
+from harness.benchmarks.registry import load_plugin
+from harness.engines.base import Sample
+from harness.engines.vllm_common import (
+    SamplingForSamples,
+    engine_keyword_arguments,
+    token_prompt,
+    vllm_versions,
+)
 from harness.engines.vllm_offline import HARNESS_ARGS
 from harness.loadgen_settings import Smoke
 from harness.runner import RunRequest, plan_run
@@ -52,7 +65,10 @@ def _changes(assignments: list[str]) -> dict[str, Any]:
 # before GEMM, and the dynamic FP8 activation quantisation (a per-tensor abs-max reduction, then a scale,
 # fused by Inductor with the RMSNorm or SiLU before it) before GEMM, whose op name its kernel carries.
 KERNEL_KINDS: list[tuple[str, str]] = [
-    ("attention", r"flash|fmha|attn|attention|paged|reshape_and_cache"),
+    # Tensor parallelism's all-reduce, NCCL's or a custom one (FlashInfer's fused with the RMSNorm).
+    ("communication", r"allreduce|all_reduce|allgather|all_gather|reduce_scatter|nccl|cross_device|lamport"),
+    ("attention", r"flash(?!infer::sampling)|fmha|attn|attention|paged|reshape_and_cache"),
+    ("MoE experts and routing", r"moe|expert|topk_softmax|align_block_size"),
     (
         "FP8 activation quantisation, fused with norm or SiLU",
         r"quant|amax|scaled_fp8|_abs_.*_max_|reciprocal",
@@ -106,25 +122,80 @@ def where_the_time_went(profiler: Any, wall_s: float) -> dict[str, Any]:
     }
 
 
+# The chrome-trace categories of GPU work in a torch profiler trace.
+_GPU_EVENTS = {"kernel", "gpu_memcpy", "gpu_memset"}
+
+
+def profile_of_trace(path: Path) -> dict[str, Any]:
+    """One worker's GPU work from its torch profiler trace (a chrome trace, gzipped or not): kernel time by
+    kind and every kernel, over the traced window, from the first kernel's start to the last one's end,
+    and the share of it in which no kernel ran (kernels on several streams overlap: their union counts)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as stream:
+        events = json.load(stream)["traceEvents"]
+    spans = sorted(
+        (float(event["ts"]), float(event["ts"]) + float(event.get("dur", 0)), event["name"])
+        for event in events
+        if event.get("ph") == "X" and event.get("cat") in _GPU_EVENTS
+    )
+    if not spans:
+        raise SystemExit(f"{path}: no GPU kernels in the trace (was the profiler's window past the pass?)")
+    totals: dict[str, list[float]] = {}
+    busy_us, covered_to = 0.0, spans[0][0]
+    for start, end, name in spans:
+        entry = totals.setdefault(name, [0, 0.0])
+        entry[0] += 1
+        entry[1] += end - start
+        busy_us += max(0.0, end - max(start, covered_to))
+        covered_to = max(covered_to, end)
+    window_us = covered_to - spans[0][0]
+    kernels = sorted(
+        ({"name": name, "calls": int(calls), "s": micros / 1e6} for name, (calls, micros) in totals.items()),
+        key=lambda kernel: kernel["s"],
+        reverse=True,
+    )
+    kernel_s = sum(kernel["s"] for kernel in kernels)
+    return {
+        "wall_s": round(window_us / 1e6, 6),
+        "kernel_s": round(kernel_s, 6),
+        "gpu_idle_share": round(1 - busy_us / window_us, 4) if window_us else 0.0,
+        "by_kind": time_by_kind(kernels),
+        "kernels": [
+            {**kernel, "s": round(kernel["s"], 6), "share_of_kernel_time": round(kernel["s"] / kernel_s, 4)}
+            for kernel in kernels
+        ],
+    }
+
+
 def print_profile_summary(path: Path) -> None:
     """The kinds table of a saved profile, classified as this file does now (profiles written before all
     kernels were kept list the 30 busiest, which held 99.9 % of the kernel time)."""
-    profile = json.loads(path.read_text())["profile"]
-    kernels = profile.get("kernels") or profile["top_kernels"]
-    idle = profile["gpu_idle_share"]
-    print(f"{profile['kernel_s']} s of kernels in {profile['wall_s']} s; GPU idle {idle:.1%}")
-    print("| kind | s | share of kernel time |\n|---|---|---|")
-    for kind, share in time_by_kind(kernels).items():
-        print(f"| {kind} | {share['s']} | {share['share_of_kernel_time']:.1%} |")
+    saved = json.loads(path.read_text())
+    # One profile from a one-GPU pass, or one per worker of a tensor- or pipeline-parallel engine.
+    profiles = saved["profiles"] if "profiles" in saved else {"": saved["profile"]}
+    for worker, profile in profiles.items():
+        kernels = profile.get("kernels") or profile["top_kernels"]
+        idle = profile["gpu_idle_share"]
+        where = f"{worker}: " if worker else ""
+        print(f"{where}{profile['kernel_s']} s of kernels in {profile['wall_s']} s; GPU idle {idle:.1%}")
+        print("| kind | s | share of kernel time |\n|---|---|---|")
+        for kind, share in time_by_kind(kernels).items():
+            print(f"| {kind} | {share['s']} | {share['share_of_kernel_time']:.1%} |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--system")
+    parser.add_argument("--benchmark", default="llama3.1-8b")
+    parser.add_argument("--round", dest="round_name", help="Run in this round instead of the descriptor's.")
     parser.add_argument("--samples", type=int, default=13368)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="changes")
     parser.add_argument("--profile", action="store_true", help="Record the pass's GPU kernels (see above).")
+    parser.add_argument(
+        "--profile-after", type=int, default=200, help="Several GPUs: steps before the trace."
+    )
+    parser.add_argument("--profile-steps", type=int, default=50, help="Several GPUs: steps traced.")
     parser.add_argument("--summarize", type=Path, metavar="OUT_JSON", help="Print a saved profile's kinds.")
     options = parser.parse_args()
     if options.summarize:
@@ -132,42 +203,83 @@ def main() -> None:
         return
     if not options.system or not options.out:
         parser.error("--system and --out are required for a pass")
-    if options.profile:
-        os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
 
-    # The harness's own plan supplies the engine spec, so both sides run the same arguments.
+    # The harness's own plan supplies the engine spec and its environment, so both sides run the same.
+    system = load_descriptor(descriptor_path(options.system))
+    if options.round_name:
+        system = system.model_copy(update={"round": options.round_name})
+    if options.benchmark not in system.benchmarks:
+        parser.error(
+            f"{options.system} sets up no {options.benchmark}: one of {', '.join(system.benchmarks)}"
+        )
+    # One engine: a replicated setup's first replica, on its GPUs.
+    one = system.benchmarks[options.benchmark].model_copy(update={"replicas": 1})
+    system = system.model_copy(update={"benchmarks": {**system.benchmarks, options.benchmark: one}})
     plan = plan_run(
         RunRequest(
-            system=load_descriptor(descriptor_path(options.system)),
-            benchmark="llama3.1-8b",
+            system=system,
+            benchmark=options.benchmark,
             scenario=Scenario.OFFLINE,
             mode=Mode.PERFORMANCE,
             smoke=Smoke(samples=options.samples),
         )
     )
     engine = plan.engine.model_copy(update={"args": {**plan.engine.args, **_changes(options.changes)}})
-    prompts = load_prompts(plan.dataset, limit=options.samples)
+    os.environ.update(plan.engine_environment)
+    traces = (
+        options.out.resolve().with_suffix(".traces")
+        if options.profile and engine.gpus_per_replica > 1
+        else None
+    )
+    if options.profile and traces is None:
+        os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+    generation = plan.benchmark.generation
+    prompts = load_plugin(plan.plugin).load_samples(
+        plan.dataset, limit=options.samples, max_input_tokens=generation.max_input_tokens if generation else 0
+    )
+    if prompts.media is not None:
+        parser.error(f"{options.benchmark}'s samples carry audio or images: this pass sends token ids only")
     from vllm import LLM
 
+    arguments = engine_keyword_arguments(engine, harness_args=HARNESS_ARGS)
+    if traces is not None:
+        arguments["profiler_config"] = {
+            "profiler": "torch",
+            "torch_profiler_dir": str(traces),
+            "torch_profiler_with_stack": False,
+            "delay_iterations": options.profile_after,
+            "max_iterations": options.profile_steps,
+        }
     began = time.monotonic()
-    llm = LLM(**engine_keyword_arguments(engine, harness_args=HARNESS_ARGS))
+    llm = LLM(**arguments)
     requests = [token_prompt(ids) for ids in prompts.token_ids]
-    sampling = sampling_params(engine.generation, streaming=False)
+    lengths = prompts.output_lengths or (None,) * len(prompts)
+    per_sample = SamplingForSamples(engine.generation, streaming=False)
+    sampling = [
+        per_sample(Sample(id=index, index=index, prompt=ids, reference_output_tokens=length))
+        for index, (ids, length) in enumerate(zip(prompts.token_ids, lengths, strict=True))
+    ]
     profiler = None
-    if options.profile:
+    if options.profile and traces is None:
         import torch.profiler
 
-        llm.generate(requests[:64], sampling, use_tqdm=False)  # warm-up: first-call work stays untraced
+        llm.generate(requests[:64], sampling[:64], use_tqdm=False)  # warm-up: first-call work stays untraced
         profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA])
         profiler.start()
+    elif traces is not None:
+        llm.start_profile()  # the workers trace from step --profile-after on
     started = time.monotonic()
     outputs = llm.generate(requests, sampling, use_tqdm=False)
     seconds = time.monotonic() - started
     if profiler is not None:
         profiler.stop()
+    elif traces is not None:
+        llm.stop_profile()
     tokens = sum(len(output.outputs[0].token_ids) for output in outputs)
     result = {
         "system": options.system,
+        "benchmark": options.benchmark,
+        "round": plan.rules.name,
         "samples": len(prompts),
         "output_tokens": tokens,
         "generate_s": round(seconds, 3),
@@ -175,12 +287,19 @@ def main() -> None:
         "engine_start_s": round(started - began, 3),
         "changes": options.changes,
         "engine_args": engine_keyword_arguments(engine, harness_args=HARNESS_ARGS),
+        "environment": plan.engine_environment,
         "versions": vllm_versions(),
     }
     if profiler is not None:
         result["profile"] = where_the_time_went(profiler, seconds)
+    elif traces is not None:
+        result["profiled_steps"] = {"after": options.profile_after, "steps": options.profile_steps}
+        result["profiles"] = {
+            trace.name.split(".")[0]: profile_of_trace(trace)
+            for trace in sorted(traces.glob("*.pt.trace.json*"))
+        }
     options.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result))
+    print(json.dumps({key: value for key, value in result.items() if key not in ("profile", "profiles")}))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ FlashInfer kernels compiled elsewhere, installed only where they fit."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
@@ -84,6 +85,79 @@ def test_descriptor_at_rate_sizes_the_copy_for_the_replicas_and_groups_asked(tmp
     assert setup["scenarios"]["Offline"]["user_conf"]["target_qps"] == 22
     original = json.loads((BENCH / "systems" / "gpu_multi_dummy.json").read_text())
     assert original["benchmarks"]["mixtral-8x7b"]["tensor_parallel_size"] == 2  # the copy only
+
+
+def test_a_workers_trace_gives_its_kernels_by_kind_and_the_share_no_kernel_ran(tmp_path: Path) -> None:
+    """A tensor-parallel worker's torch profiler trace (chrome trace format, gzipped as vLLM writes it):
+    kernels on two streams overlap, CPU events are not GPU work, and FlashInfer's all-reduce and sampler
+    are not attention although their names start with "flash"."""
+    gpu = [  # (name, start ms, duration ms, stream); the trace counts in µs
+        (
+            "void flashinfer::trtllm_allreduce_fusion::allreduce_fusion_kernel_oneshot_lamport<bf16>",
+            0,
+            100,
+            7,
+        ),
+        ("fused_moe_kernel", 50, 100, 13),  # overlaps the first on another stream
+        ("void flashinfer::sampling::TopKTopPSamplingFromProbKernel<1024>", 150, 50, 7),
+        ("void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<>>>", 300, 100, 7),
+        ("fused_moe_kernel", 450, 50, 7),
+    ]
+    events = [
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": name,
+            "ts": start * 1e3,
+            "dur": length * 1e3,
+            "pid": 0,
+            "tid": stream,
+        }
+        for name, start, length, stream in gpu
+    ]
+    events += [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 0, "dur": 1e6, "pid": 1, "tid": 1},
+        {"ph": "i", "cat": "kernel", "name": "instant", "ts": 6e5, "pid": 0, "tid": 7},
+    ]
+    traces = tmp_path / "raw.traces"
+    traces.mkdir()
+    for worker in ("dp0_pp0_tp0", "dp0_pp0_tp1"):
+        with gzip.open(traces / f"{worker}.1764200000000.pt.trace.json.gz", "wt") as stream:
+            json.dump({"schemaVersion": 1, "traceEvents": events}, stream)
+    sys.path.insert(0, str(BENCH))
+    try:
+        from raw_offline import profile_of_trace
+    finally:
+        sys.path.remove(str(BENCH))
+
+    profile = profile_of_trace(next(traces.glob("dp0_pp0_tp0.*")))
+    # GPU busy over 0-500 ms: 0-200 (three kernels, two overlapping), 300-400, 450-500.
+    assert profile["wall_s"] == 0.5 and profile["gpu_idle_share"] == round(1 - 350 / 500, 4)
+    assert profile["kernel_s"] == 0.4  # the kernels' own times, overlaps counted twice
+    kinds = {kind: figures["s"] for kind, figures in profile["by_kind"].items()}
+    assert kinds == {
+        "MoE experts and routing": 0.15,
+        "communication": 0.1,
+        "attention": 0.1,
+        "sampling and logits": 0.05,
+    }
+    [moe] = [kernel for kernel in profile["kernels"] if kernel["name"] == "fused_moe_kernel"]
+    assert moe["calls"] == 2
+
+    saved = {"profiles": {worker: profile_of_trace(path) for worker, path in [
+        (path.name.split(".")[0], path) for path in sorted(traces.iterdir())
+    ]}}  # fmt: skip
+    (tmp_path / "raw.json").write_text(json.dumps(saved))
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "raw_offline.py"), "--summarize", str(tmp_path / "raw.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=BENCH.parent,
+        env={**os.environ, "PYTHONPATH": str(BENCH.parent)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("GPU idle 30.0%") == 2 and "dp0_pp0_tp1: " in done.stdout
 
 
 def test_the_bench_scripts_share_one_timed_helper() -> None:
