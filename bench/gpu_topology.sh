@@ -113,6 +113,17 @@ fi
 mkdir -p "$(dirname "$data")"
 [ -e "$data" ] || timed submitter data synth --benchmark "$benchmark" --round "$round" "${records[@]}" --out "$data"
 
+# RAW=1 first profiles the raw engine, one replica of the setup (with TP's group size where TP is given), over
+# RAW_SAMPLES (default 4,000) prompts: bench/raw_offline.py --profile, each GPU's kernel time by kind and idle
+# share into out/raw-profile.json (the workers' traces stay in raw-profile.traces/).
+if [ "${RAW:-0}" = 1 ]; then
+  descriptor_at_rate gpu_multi_dummy "$benchmark" Offline 1 "$RESULTS/raw-systems" 1 ${TP:-}
+  SUBMITTER_SYSTEMS_PATH=$RESULTS/raw-systems timed python3 bench/raw_offline.py --system gpu_multi_dummy \
+    --benchmark "$benchmark" --round "$round" --samples "${RAW_SAMPLES:-4000}" --profile \
+    --out "$RESULTS/raw-profile.json" > "$RESULTS/raw-profile.log" 2>&1
+  mkdir -p "$RESULTS/out" && cp "$RESULTS/raw-profile.json" "$RESULTS/out/" 2> /dev/null
+fi
+
 # SCENARIO=Server (or Interactive, where the descriptor sets it up) runs that scenario instead of Offline:
 # `submitter tune-qps` from QPS, two 120-s trials (x 1.05 while VALID) and the best VALID rate at full length,
 # on one engine (vLLM's AsyncLLM, replicas as its data parallelism).
