@@ -32,6 +32,20 @@ def test_timed_reports_on_stderr_so_redirected_json_stays_json(tmp_path: Path) -
     assert re.search(r"exit 0 after \d+ s: python3 -c", (tmp_path / "progress.txt").read_text())
 
 
+def summarize(saved: Path) -> subprocess.CompletedProcess[str]:
+    """`raw_offline.py --summarize SAVED`, run as a lease's reader runs it; it must succeed."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "raw_offline.py"), "--summarize", str(saved)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=BENCH.parent,
+        env={**os.environ, "PYTHONPATH": str(BENCH.parent)},
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def test_tune_and_gather_brings_back_the_search_and_its_runs(tmp_path: Path) -> None:
     """The helper a lease's Server runs go through, on the synthetic engine: tune-qps's JSON, each run's
     files, the summary and the best rate in the progress file."""
@@ -148,15 +162,7 @@ def test_a_workers_trace_gives_its_kernels_by_kind_and_the_share_no_kernel_ran(t
         (path.name.split(".")[0], path) for path in sorted(traces.iterdir())
     ]}}  # fmt: skip
     (tmp_path / "raw.json").write_text(json.dumps(saved))
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "raw_offline.py"), "--summarize", str(tmp_path / "raw.json")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=BENCH.parent,
-        env={**os.environ, "PYTHONPATH": str(BENCH.parent)},
-    )
-    assert done.returncode == 0, done.stderr
+    done = summarize(tmp_path / "raw.json")
     assert done.stdout.count("GPU idle 30.0%") == 2 and "dp0_pp0_tp1: " in done.stdout
 
 
@@ -187,15 +193,7 @@ def test_the_profile_summary_puts_each_kernel_of_a_real_profile_in_its_kind(tmp_
         }
     }
     (tmp_path / "profile.json").write_text(json.dumps(profile))
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "raw_offline.py"), "--summarize", str(tmp_path / "profile.json")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=BENCH.parent,
-        env={**os.environ, "PYTHONPATH": str(BENCH.parent)},
-    )
-    assert done.returncode == 0, done.stderr
+    done = summarize(tmp_path / "profile.json")
     rows = dict(re.findall(r"^\| ([^|]+?) \| ([\d.]+) \|", done.stdout, re.M))
     assert rows == {
         "GEMM": "7.0",
