@@ -101,25 +101,32 @@ def time_by_kind(kernels: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     }
 
 
+def kernel_profile(kernels: list[dict[str, Any]], wall_s: float, busy_s: float) -> dict[str, Any]:
+    """A profile as the output holds it: kernels given as {"name", "calls", "s"}, the seconds profiled and
+    the seconds in which some kernel ran; kernel time by kind and every kernel, largest first."""
+    kernels = sorted(kernels, key=lambda kernel: kernel["s"], reverse=True)
+    kernel_s = sum(kernel["s"] for kernel in kernels)
+    return {
+        "wall_s": round(wall_s, 3),
+        "kernel_s": round(kernel_s, 3),
+        "gpu_idle_share": round(max(0.0, 1 - busy_s / wall_s), 4) if wall_s else 0.0,
+        "by_kind": time_by_kind(kernels),
+        "kernels": [
+            {**kernel, "s": round(kernel["s"], 4), "share_of_kernel_time": round(kernel["s"] / kernel_s, 4)}
+            for kernel in kernels
+        ],
+    }
+
+
 def where_the_time_went(profiler: Any, wall_s: float) -> dict[str, Any]:
-    """Kernel time by kind and every kernel, from the profiler's per-name totals."""
+    """The pass's profile from the in-process profiler's per-name totals (one stream: the kernels' sum is
+    the time some kernel ran)."""
     kernels = []
     for event in profiler.key_averages():
         micros = getattr(event, "self_device_time_total", None) or getattr(event, "self_cuda_time_total", 0)
         if micros > 0:
             kernels.append({"name": event.key, "calls": int(event.count), "s": micros / 1e6})
-    kernels.sort(key=lambda kernel: kernel["s"], reverse=True)
-    busy_s = sum(kernel["s"] for kernel in kernels)
-    return {
-        "wall_s": round(wall_s, 3),
-        "kernel_s": round(busy_s, 3),
-        "gpu_idle_share": round(max(0.0, 1 - busy_s / wall_s), 4),
-        "by_kind": time_by_kind(kernels),
-        "kernels": [
-            {**kernel, "s": round(kernel["s"], 4), "share_of_kernel_time": round(kernel["s"] / busy_s, 4)}
-            for kernel in kernels
-        ],
-    }
+    return kernel_profile(kernels, wall_s, busy_s=sum(kernel["s"] for kernel in kernels))
 
 
 # The chrome-trace categories of GPU work in a torch profiler trace.
@@ -148,23 +155,10 @@ def profile_of_trace(path: Path) -> dict[str, Any]:
         entry[1] += end - start
         busy_us += max(0.0, end - max(start, covered_to))
         covered_to = max(covered_to, end)
-    window_us = covered_to - spans[0][0]
-    kernels = sorted(
-        ({"name": name, "calls": int(calls), "s": micros / 1e6} for name, (calls, micros) in totals.items()),
-        key=lambda kernel: kernel["s"],
-        reverse=True,
-    )
-    kernel_s = sum(kernel["s"] for kernel in kernels)
-    return {
-        "wall_s": round(window_us / 1e6, 6),
-        "kernel_s": round(kernel_s, 6),
-        "gpu_idle_share": round(1 - busy_us / window_us, 4) if window_us else 0.0,
-        "by_kind": time_by_kind(kernels),
-        "kernels": [
-            {**kernel, "s": round(kernel["s"], 6), "share_of_kernel_time": round(kernel["s"] / kernel_s, 4)}
-            for kernel in kernels
-        ],
-    }
+    kernels = [
+        {"name": name, "calls": int(calls), "s": micros / 1e6} for name, (calls, micros) in totals.items()
+    ]
+    return kernel_profile(kernels, wall_s=(covered_to - spans[0][0]) / 1e6, busy_s=busy_us / 1e6)
 
 
 def print_profile_summary(path: Path) -> None:
@@ -241,7 +235,8 @@ def main() -> None:
         parser.error(f"{options.benchmark}'s samples carry audio or images: this pass sends token ids only")
     from vllm import LLM
 
-    arguments = engine_keyword_arguments(engine, harness_args=HARNESS_ARGS)
+    engine_args = engine_keyword_arguments(engine, harness_args=HARNESS_ARGS)
+    arguments = dict(engine_args)
     if traces is not None:
         arguments["profiler_config"] = {
             "profiler": "torch",
@@ -286,7 +281,7 @@ def main() -> None:
         "tokens_per_second": round(tokens / seconds, 2),
         "engine_start_s": round(started - began, 3),
         "changes": options.changes,
-        "engine_args": engine_keyword_arguments(engine, harness_args=HARNESS_ARGS),
+        "engine_args": engine_args,
         "environment": plan.engine_environment,
         "versions": vllm_versions(),
     }
