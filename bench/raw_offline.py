@@ -28,9 +28,10 @@ import gzip
 import json
 import os
 import re
+import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from harness.benchmarks.registry import load_plugin
 from harness.engines.base import Sample
@@ -129,6 +130,21 @@ def where_the_time_went(profiler: Any, wall_s: float) -> dict[str, Any]:
     return kernel_profile(kernels, wall_s, busy_s=sum(kernel["s"] for kernel in kernels))
 
 
+def _unusable(path: Path, why: str) -> NoReturn:
+    print(f"{path}: {why}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _read_json(path: Path) -> Any:
+    """A saved output or a worker's trace, gzipped or not."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as stream:
+            return json.load(stream)
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        _unusable(path, f"cannot be read as JSON ({exc})")
+
+
 # The chrome-trace categories of GPU work in a torch profiler trace.
 _GPU_EVENTS = {"kernel", "gpu_memcpy", "gpu_memset"}
 
@@ -137,14 +153,18 @@ def profile_of_trace(path: Path) -> dict[str, Any]:
     """One worker's GPU work from its torch profiler trace (a chrome trace, gzipped or not): kernel time by
     kind and every kernel, over the traced window, from the first kernel's start to the last one's end,
     and the share of it in which no kernel ran (kernels on several streams overlap: their union counts)."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as stream:
-        events = json.load(stream)["traceEvents"]
-    spans = sorted(
-        (float(event["ts"]), float(event["ts"]) + float(event.get("dur", 0)), event["name"])
-        for event in events
-        if event.get("ph") == "X" and event.get("cat") in _GPU_EVENTS
-    )
+    trace = _read_json(path)
+    events = trace.get("traceEvents") if isinstance(trace, dict) else None
+    if not isinstance(events, list):
+        _unusable(path, "no traceEvents list: not a torch profiler trace")
+    try:
+        spans = sorted(
+            (float(event["ts"]), float(event["ts"]) + float(event.get("dur", 0)), event["name"])
+            for event in events
+            if event.get("ph") == "X" and event.get("cat") in _GPU_EVENTS
+        )
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        _unusable(path, f"a GPU event without a number ts or dur, or a name ({exc!r})")
     if not spans:
         raise SystemExit(f"{path}: no GPU kernels in the trace (was the profiler's window past the pass?)")
     totals: dict[str, list[float]] = {}
@@ -164,9 +184,16 @@ def profile_of_trace(path: Path) -> dict[str, Any]:
 def print_profile_summary(path: Path) -> None:
     """The kinds table of a saved profile, classified as this file does now (profiles written before all
     kernels were kept list the 30 busiest, which held 99.9 % of the kernel time)."""
-    saved = json.loads(path.read_text())
+    saved = _read_json(path)
     # One profile from a one-GPU pass, or one per worker of a tensor- or pipeline-parallel engine.
-    profiles = saved["profiles"] if "profiles" in saved else {"": saved["profile"]}
+    profiles = (saved.get("profiles") or {"": saved.get("profile")}) if isinstance(saved, dict) else None
+    needed = {"kernel_s", "wall_s", "gpu_idle_share"}
+    if not isinstance(profiles, dict) or not all(
+        isinstance(profile, dict) and needed <= profile.keys() for profile in profiles.values()
+    ):
+        _unusable(
+            path, "no profile or profiles with kernel_s, wall_s and gpu_idle_share: not this script's output"
+        )
     for worker, profile in profiles.items():
         kernels = profile.get("kernels") or profile["top_kernels"]
         idle = profile["gpu_idle_share"]

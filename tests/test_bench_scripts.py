@@ -13,7 +13,9 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from typing import Any
 
+import pytest
 from conftest import write_json
 from harness_helpers import fast_descriptor, write_dataset
 
@@ -32,9 +34,19 @@ def test_timed_reports_on_stderr_so_redirected_json_stays_json(tmp_path: Path) -
     assert re.search(r"exit 0 after \d+ s: python3 -c", (tmp_path / "progress.txt").read_text())
 
 
-def summarize(saved: Path) -> subprocess.CompletedProcess[str]:
-    """`raw_offline.py --summarize SAVED`, run as a lease's reader runs it; it must succeed."""
-    done = subprocess.run(
+def raw_offline_module() -> Any:
+    """bench/raw_offline.py imported as the script is (bench/ is not a package)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import raw_offline
+    finally:
+        sys.path.remove(str(BENCH))
+    return raw_offline
+
+
+def run_summarize(saved: Path) -> subprocess.CompletedProcess[str]:
+    """`raw_offline.py --summarize SAVED`, run as a lease's reader runs it."""
+    return subprocess.run(
         [sys.executable, str(BENCH / "raw_offline.py"), "--summarize", str(saved)],
         capture_output=True,
         text=True,
@@ -42,6 +54,10 @@ def summarize(saved: Path) -> subprocess.CompletedProcess[str]:
         cwd=BENCH.parent,
         env={**os.environ, "PYTHONPATH": str(BENCH.parent)},
     )
+
+
+def summarize(saved: Path) -> subprocess.CompletedProcess[str]:
+    done = run_summarize(saved)
     assert done.returncode == 0, done.stderr
     return done
 
@@ -138,11 +154,7 @@ def test_a_workers_trace_gives_its_kernels_by_kind_and_the_share_no_kernel_ran(t
     for worker in ("dp0_pp0_tp0", "dp0_pp0_tp1"):
         with gzip.open(traces / f"{worker}.1764200000000.pt.trace.json.gz", "wt") as stream:
             json.dump({"schemaVersion": 1, "traceEvents": events}, stream)
-    sys.path.insert(0, str(BENCH))
-    try:
-        from raw_offline import profile_of_trace
-    finally:
-        sys.path.remove(str(BENCH))
+    profile_of_trace = raw_offline_module().profile_of_trace
 
     profile = profile_of_trace(next(traces.glob("dp0_pp0_tp0.*")))
     # GPU busy over 0-500 ms: 0-200 (three kernels, two overlapping), 300-400, 450-500.
@@ -164,6 +176,20 @@ def test_a_workers_trace_gives_its_kernels_by_kind_and_the_share_no_kernel_ran(t
     (tmp_path / "raw.json").write_text(json.dumps(saved))
     done = summarize(tmp_path / "raw.json")
     assert done.stdout.count("GPU idle 30.0%") == 2 and "dp0_pp0_tp1: " in done.stdout
+
+
+def test_an_unreadable_profile_or_trace_is_named_with_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "cut.json").write_text('{"profile": {"kernel_s": 1', encoding="utf-8")
+    (tmp_path / "other.json").write_text('{"system": "gpu_dummy"}', encoding="utf-8")
+    for saved, why in (("cut.json", "cannot be read as JSON"), ("other.json", "not this script's output")):
+        done = run_summarize(tmp_path / saved)
+        assert done.returncode == 2 and why in done.stderr and "Traceback" not in done.stderr, done.stderr
+    with gzip.open(tmp_path / "tp0.pt.trace.json.gz", "wt") as stream:
+        stream.write('{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": "soon"}]}')
+    profile_of_trace = raw_offline_module().profile_of_trace
+    with pytest.raises(SystemExit) as stopped:
+        profile_of_trace(tmp_path / "tp0.pt.trace.json.gz")
+    assert stopped.value.code == 2
 
 
 def test_the_bench_scripts_share_one_timed_helper() -> None:
