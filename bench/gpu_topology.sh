@@ -18,7 +18,9 @@
 # too, since the table's rates are for the table's replicas. On two H100s: whisper as 2 x TP=1 (BASELINE=14
 # REPLICAS=2); mixtral-8x7b as one TP=2 group (REPLICAS=1 QPS=50: three sets of 15,000, VALID up to 75
 # samples/s; it did 43.4 on two H100s, 17 minutes; QPS=40 asks two sets, INVALID above 50; planned at 21.9 GiB
-# of FP8 weights and 511 sequences of 3,072 tokens per GPU).
+# of FP8 weights and 511 sequences of 3,072 tokens per GPU); one H100 alone made 4,364 tokens/s in a profiled
+# 2,000-sample pass, so the group ran at 0.72 or less of two times one: next, REPLICAS=2 TP=1 QPS=60 (three sets,
+# VALID up to 68 samples/s).
 # TP=N (with REPLICAS) makes each replica a group of N GPUs instead of the table's: TP=1 REPLICAS=1 is the
 # one-GPU figure a group's scaling is measured against, on a one-GPU lease where the model fits one GPU.
 # SCENARIO=Server QPS=RATE runs the Server scenario instead, where the descriptor sets it up (llama2-70b-99.9 and
@@ -42,10 +44,9 @@
 # 33.5 samples/s; mixtral-8x7b is expected at about 48 per TP=2 group of H100s (a guess: one H200 did 22 in a
 # 256-sample smoke, which understates a full run); gpt-oss-120b (about 1,280 answer tokens a sample) at about
 # 11 on four H100s, 14 on four H200s, where QPS=19 (two sets, 12,792) is the one VALID;
-# whisper's two replicas did 100.06 on two H100s (REPLICAS=2) with their inputs made on several threads, each
-# engine core then bound by the steps vLLM runs eagerly (bench/RESULTS.md, the sixth lease); its requests now
-# go in by waves, about 1.18 x on one H100, so the rate is not known ahead: BASELINE=14 (below) runs one
-# replica first, 9,798 samples in 1-3 minutes, and sizes the replicas' QPS from it.
+# whisper's requests go in by waves, so its rate depends on the host's CPUs: BASELINE=14 (below) runs one
+# replica first, 9,798 samples in 1-3 minutes, and sizes the replicas' QPS from it (two H100s: 61.44 alone,
+# 119.91 as two replicas, 0.976 of two times one; bench/RESULTS.md, the tenth lease).
 # (gpt-oss-120b's one replica would need a whole set of 6,396, about 40 minutes: no BASELINE there.)
 # The model folders of whisper and qwen3-vl (processor and tokenizer, no weights) are built here by
 # bench/multimodal_model_folders.py into .stage/mm and carried with the call that starts the run.
