@@ -8,7 +8,7 @@
 #   benchmark        topology        round  audit   QPS default: samples issued (equal-issue mode)
 #   llama2-70b-99.9  2 x TP=2        v6.1   TEST06  37: 24,576 (one set), VALID below ~41 samples/s
 #   mixtral-8x7b     2 x TP=2        v6.0   TEST06  80: 60,000 (four sets of 15,000), VALID below ~100 samples/s
-#   gpt-oss-120b     4 x TP=1        v6.1   none    9.7: 6,396 (one set), VALID below ~10.7 samples/s
+#   gpt-oss-120b     4 x TP=1        v6.1   none    9.6: 6,396 (one set; 9.7 asks two), VALID below ~10.7 samples/s
 #   whisper          4 x TP=1        v6.1   none    230: 151,869 (93 sets of 1,633), VALID below ~253 samples/s
 #   qwen3-vl-235b-a22b  TP=4, 94 layers  v6.1  none  shortened: one pass over SAMPLES (default 4,800) records
 #   llama3.1-405b    TP=4            v6.0   none    shortened: one pass over SAMPLES (default 192) records;
@@ -20,7 +20,8 @@
 # samples/s; it did 43.4 on two H100s, 17 minutes; QPS=40 asks two sets, INVALID above 50; planned at 21.9 GiB
 # of FP8 weights and 511 sequences of 3,072 tokens per GPU); one H100 alone made 4,364 tokens/s in a profiled
 # 2,000-sample pass, so the group ran at 0.72 or less of two times one: next, REPLICAS=2 TP=1 QPS=60 (three sets,
-# VALID up to 68 samples/s).
+# VALID up to 68 samples/s); gpt-oss-120b as 2 x TP=1 (REPLICAS=2 QPS=9.6: one set of 6,396, VALID up to
+# 10.7 samples/s, about 19 minutes at the 5.5 expected of two H100s).
 # TP=N (with REPLICAS) makes each replica a group of N GPUs instead of the table's: TP=1 REPLICAS=1 is the
 # one-GPU figure a group's scaling is measured against, on a one-GPU lease where the model fits one GPU.
 # SCENARIO=Server QPS=RATE runs the Server scenario instead, where the descriptor sets it up (llama2-70b-99.9 and

@@ -140,7 +140,8 @@ def test_full_length_demo_sizes_follow_the_round(tmp_path: Path, dataset: Path) 
 
 def test_a_rate_that_makes_equal_issue_add_a_whole_set_is_named(tmp_path: Path, dataset: Path) -> None:
     """Offline at 25/s asks 1.1 x 600 x 25 = 16,500 samples; equal-issue mode issues two sets of 13,368:
-    26,736, 1.6 times the work. The plan says so, and which rate keeps one set (13,368 / 660 = 20.3)."""
+    26,736, 1.6 times the work. The plan says so, and which rate keeps one set (13,368 / 660 = 20.2545...,
+    printed rounded down: 20.3 would ask 13,398 and issue two sets again)."""
     demo = fast_descriptor()
     campaign = plan_campaign(campaign_request(demo, dataset, tmp_path, scenarios=(Scenario.OFFLINE,)))
     (run,) = [run for run in campaign.runs if run.step.mode is Mode.PERFORMANCE]
@@ -149,9 +150,11 @@ def test_a_rate_that_makes_equal_issue_add_a_whole_set_is_named(tmp_path: Path, 
     assert issued_samples(at_25) == 26736
     assert whole_set_note(at_25) == (
         "target_qps 25 asks 16,500 samples, which equal-issue mode rounds up to 26,736 (whole sets of "
-        "13,368); a target_qps of at most 20.3 issues 13,368 (the run must still last LoadGen's minimum "
+        "13,368); a target_qps of at most 20.25 issues 13,368 (the run must still last LoadGen's minimum "
         "duration)"
     )
+    assert issued_samples(dataclasses.replace(full, user_conf={"target_qps": 20.25})) == 13368
+    assert issued_samples(dataclasses.replace(full, user_conf={"target_qps": 20.3})) == 26736
     assert whole_set_note(dataclasses.replace(full, user_conf={"target_qps": 39})) is None  # 25,740 -> 26,736
     assert whole_set_note(dataclasses.replace(full, user_conf={"target_qps": 15})) is None  # one set
 
