@@ -31,6 +31,12 @@ if replicas:
 open(f"{folder}/{system}.json", "w").write(json.dumps(descriptor, indent=2))
 EOF
 }
+# The checkout's state as git sees it on the host, beside run.json's `git` (which once said `dirty: false`
+# after the host's copy of a descriptor was edited: bench/RESULTS.md, the ninth lease): out/git-status.txt.
+git_status() {
+  mkdir -p "$RESULTS/out"
+  { git rev-parse HEAD && git status --porcelain; } > "$RESULTS/out/git-status.txt" 2>&1
+}
 # The files of one run to bring back, in $RESULTS/out as NAME.run.json, NAME.mlperf_log_summary.txt and
 # NAME.accuracy.txt (those the run has): keep_run RUN_DIR NAME
 keep_run() {
@@ -97,6 +103,7 @@ run_and_gather() {
     "$RESULTS/host-load.txt" "$RESULTS/out/"
   cp "$RESULTS/runs/ledger.jsonl" "$RESULTS/out/ledger.jsonl"
   if [ -f "$RESULTS/cpus.txt" ]; then cp "$RESULTS/cpus.txt" "$RESULTS/out/"; fi
+  git_status
   local run
   for run in "$RESULTS"/runs/"$system"/"$benchmark"/*/*/*/; do
     keep_run "$run" "$(basename "$(dirname "$run")")"
@@ -124,6 +131,7 @@ tune_and_gather() {
   for file in gpus.txt cpus.txt host-load.txt runs/ledger.jsonl; do
     if [ -f "$RESULTS/$file" ]; then cp "$RESULTS/$file" "$RESULTS/out/"; fi
   done
+  git_status
   local run
   for run in "$RESULTS"/runs/"$system"/"$benchmark"/"$scenario"/*/*/; do keep_run "$run" "$(basename "$run")"; done
   tail -c 2000000 "$RESULTS/tune-qps.log" | xz -9 > "$RESULTS/out/tune-qps.log.xz"
