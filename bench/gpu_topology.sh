@@ -20,7 +20,7 @@
 # samples/s; it did 43.4 on two H100s, 17 minutes; QPS=40 asks two sets, INVALID above 50; planned at 21.9 GiB
 # of FP8 weights and 511 sequences of 3,072 tokens per GPU); one H100 alone made 4,364 tokens/s in a profiled
 # 2,000-sample pass, so the group ran at 0.72 or less of two times one: next, REPLICAS=2 TP=1 QPS=60 (three sets,
-# VALID up to 68 samples/s); gpt-oss-120b as 2 x TP=1 (REPLICAS=2 QPS=9.6: one set of 6,396, VALID up to
+# VALID up to 75 samples/s); gpt-oss-120b as 2 x TP=1 (REPLICAS=2 QPS=9.6: one set of 6,396, VALID up to
 # 10.7 samples/s, about 19 minutes at the 5.5 expected of two H100s).
 # TP=N (with REPLICAS) makes each replica a group of N GPUs instead of the table's: TP=1 REPLICAS=1 is the
 # one-GPU figure a group's scaling is measured against, on a one-GPU lease where the model fits one GPU.
