@@ -42,8 +42,8 @@
 # Offline issues max(min queries, 1.1 x 600 s x target_qps) rounded up to whole data sets, and is VALID only
 # where the engine needs 600 s or more for them: pick QPS from the rate expected on the GPUs lent (the plan's
 # dry run, printed into the progress file, says how many samples QPS asks). llama2-70b on 4x H100 SXM did
-# 33.5 samples/s; mixtral-8x7b is expected at about 48 per TP=2 group of H100s (a guess: one H200 did 22 in a
-# 256-sample smoke, which understates a full run); gpt-oss-120b (about 1,280 answer tokens a sample) at about
+# 33.5 samples/s; mixtral-8x7b did 43.4 as one TP=2 group of H100s, and about 30 on one H100 alone (a profiled
+# 2,000-sample pass); gpt-oss-120b (about 1,280 answer tokens a sample) at about
 # 11 on four H100s, 14 on four H200s, where QPS=19 (two sets, 12,792) is the one VALID;
 # whisper's requests go in by waves, so its rate depends on the host's CPUs: BASELINE=14 (below) runs one
 # replica first, 9,798 samples in 1-3 minutes, and sizes the replicas' QPS from it (two H100s: 61.44 alone,

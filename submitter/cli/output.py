@@ -1,4 +1,5 @@
-"""How commands print: tables and findings for people on stdout, JSON on stdout with --json."""
+"""How commands print: tables and findings for people on stdout, JSON on stdout with --json; and what the
+commands that run a system share: the descriptor they run and its `--round` option."""
 
 from __future__ import annotations
 
