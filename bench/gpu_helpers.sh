@@ -37,11 +37,11 @@ git_status() {
   mkdir -p "$RESULTS/out"
   { git rev-parse HEAD && git status --porcelain; } > "$RESULTS/out/git-status.txt" 2>&1
 }
-# The files of one run to bring back, in $RESULTS/out as NAME.run.json, NAME.mlperf_log_summary.txt and
-# NAME.accuracy.txt (those the run has): keep_run RUN_DIR NAME
+# The files of one run to bring back, in $RESULTS/out as NAME.run.json, NAME.mlperf_log_summary.txt,
+# NAME.accuracy.txt and NAME.progress.json (those the run has): keep_run RUN_DIR NAME
 keep_run() {
   mkdir -p "$RESULTS/out"
-  for file in run.json mlperf_log_summary.txt accuracy.txt; do
+  for file in run.json mlperf_log_summary.txt accuracy.txt progress.json; do
     if [ -f "$1/$file" ]; then cp "$1/$file" "$RESULTS/out/$2.$file"; fi
   done
 }

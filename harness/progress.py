@@ -6,12 +6,22 @@ figures (from the scheduled time) are the ones that count and are read from its 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TextIO
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from submitter.fileio import CannotWrite, write_text_atomic
+
+# Beside LoadGen's logs in the run's folder while its test runs; staging copies LoadGen's logs by name, so
+# this never reaches a submission.
+PROGRESS_FILE = "progress.json"
 
 
 @dataclass(frozen=True)
@@ -137,3 +147,49 @@ class LiveLine:
             if self._done.wait(self._interval):
                 self._stream.write("\r\x1b[K" + status_line(self._stats.snapshot(), self._label))
                 return
+
+
+def progress_record(snapshot: Snapshot) -> dict[str, Any]:
+    """What progress.json holds: the counters so far and the rates they give."""
+    elapsed = snapshot.elapsed_s
+    return {
+        "elapsed_s": round(elapsed, 1),
+        "issued": snapshot.issued,
+        "completed": snapshot.completed,
+        "tokens": snapshot.tokens,
+        "samples_per_second": round(snapshot.completed / elapsed, 3) if elapsed > 0 else 0.0,
+        "tokens_per_second": round(snapshot.tokens_per_second, 1),
+        "p99_ttft_ms": None if snapshot.p99_ttft_ms is None else round(snapshot.p99_ttft_ms, 1),
+        "p99_tpot_ms": None if snapshot.p99_tpot_ms is None else round(snapshot.p99_tpot_ms, 2),
+    }
+
+
+class ProgressFile:
+    """Rewrites `path` (progress.json) every `interval_s` while LoadGen's test runs, and once at its end,
+    so that a run started detached (nohup, a batch job, a lent GPU host) can be polled: how many samples are
+    done and how fast, long before LoadGen writes its summary. Written whole or not at all; a file system
+    that refuses it costs the poller its view, never the run."""
+
+    def __init__(self, stats: RunStats, path: Path, interval_s: float = 15.0) -> None:
+        self._stats, self._path, self._interval = stats, path, interval_s
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._keep_writing, name="progress-file", daemon=True)
+
+    def __enter__(self) -> ProgressFile:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _keep_writing(self) -> None:
+        while not self._done.wait(self._interval):
+            self._write()
+        self._write()
+
+    def _write(self) -> None:
+        record = progress_record(self._stats.snapshot())
+        record["updated"] = datetime.now(UTC).isoformat(timespec="seconds")
+        with contextlib.suppress(CannotWrite):
+            write_text_atomic(self._path, json.dumps(record, indent=2) + "\n")

@@ -21,6 +21,7 @@ only differ in target_qps (set on the settings directly), its mode and its overr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -297,7 +298,7 @@ def run(spec: WorkerSpec, result: WorkerResult, kept: _KeptState, reports: Repor
     import mlperf_loadgen as lg
 
     from harness.benchmarks.registry import load_plugin
-    from harness.progress import LiveLine
+    from harness.progress import PROGRESS_FILE, LiveLine, ProgressFile
     from harness.sut import LoadGenResponder, QuerySampleLibrary, SystemUnderTest
 
     settings = _settings(spec, kept)
@@ -329,10 +330,10 @@ def run(spec: WorkerSpec, result: WorkerResult, kept: _KeptState, reports: Repor
     result.started_loadgen = True
     began = time.monotonic()
     try:
-        if spec.progress_label:
-            with LiveLine(stats, spec.progress_label, sys.stderr):
-                lg.StartTestWithLogSettings(sut_handle, qsl_handle, settings, log_settings, audit)
-        else:
+        with contextlib.ExitStack() as shown:
+            shown.enter_context(ProgressFile(stats, spec.run_dir / PROGRESS_FILE))
+            if spec.progress_label:
+                shown.enter_context(LiveLine(stats, spec.progress_label, sys.stderr))
             lg.StartTestWithLogSettings(sut_handle, qsl_handle, settings, log_settings, audit)
     finally:
         result.loadgen_test_s = round(time.monotonic() - began, 3)

@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import io
+import json
+import time
+from pathlib import Path
 
-from harness.progress import LiveLine, RunStats, Snapshot, percentile, status_line
+from harness.progress import (
+    LiveLine,
+    ProgressFile,
+    RunStats,
+    Snapshot,
+    percentile,
+    progress_record,
+    status_line,
+)
 
 
 def test_percentile_is_nearest_rank() -> None:
@@ -44,3 +55,50 @@ def test_live_line_redraws_and_ends_with_a_newline() -> None:
     text = stream.getvalue()
     assert text.startswith("\r\x1b[K") and text.endswith("\n")
     assert "1/1 samples" in text.rsplit("\r\x1b[K", 1)[-1]
+
+
+def test_progress_record_gives_the_rates_of_the_counts() -> None:
+    offline = Snapshot(80, issued=6396, completed=200, tokens=256_000, p99_ttft_ms=None, p99_tpot_ms=None)
+    record = progress_record(offline)
+    assert record["samples_per_second"] == 200 / 80
+    assert record["tokens_per_second"] == 256_000 / 80
+    assert (record["issued"], record["completed"], record["p99_ttft_ms"]) == (6396, 200, None)
+    assert progress_record(Snapshot(0, 0, 0, 0, None, None))["samples_per_second"] == 0.0
+
+
+def _completed_in(path: Path, expected: int) -> int | None:
+    """The file's `completed` once it shows `expected`, or what it last showed after five seconds."""
+    deadline = time.monotonic() + 5
+    shown = None
+    while time.monotonic() < deadline:
+        if path.exists():
+            shown = json.loads(path.read_text())["completed"]
+            if shown == expected:
+                break
+        time.sleep(0.01)
+    return shown
+
+
+def test_progress_file_is_rewritten_while_the_test_runs_and_once_at_its_end(tmp_path: Path) -> None:
+    path = tmp_path / "progress.json"
+    stats = RunStats()
+    with ProgressFile(stats, path, interval_s=0.01):
+        for sample_id in range(3):
+            stats.issued_samples([sample_id])
+            stats.completed_sample(sample_id, 10)
+            assert _completed_in(path, sample_id + 1) == sample_id + 1
+        stats.issued_samples([3])
+    final = json.loads(path.read_text())
+    assert (final["issued"], final["completed"], final["tokens"]) == (4, 3, 30)
+    assert final["updated"].endswith("+00:00")
+    assert [p.name for p in tmp_path.iterdir()] == ["progress.json"]  # no temporary left beside it
+
+
+def test_a_progress_file_that_cannot_be_written_never_stops_the_run(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the run's folder should be")
+    stats = RunStats()
+    with ProgressFile(stats, blocker / "progress.json", interval_s=0.01):
+        stats.issued_samples([1])
+        time.sleep(0.05)
+    assert blocker.read_text() == "a file where the run's folder should be"

@@ -16,6 +16,7 @@ from harness_helpers import (
 )
 
 from harness.engines.synthetic import answer_tokens
+from harness.progress import PROGRESS_FILE
 from harness.runner import FinishedRun
 from submitter.fileformats.run_mode import Mode
 from submitter.fileformats.run_record import RunRecord
@@ -85,6 +86,27 @@ def test_run_json_matches_the_logs(finished: FinishedRun) -> None:
     assert user_conf == f"{loadgen.model}.{loadgen.scenario}.target_qps = {target_qps}"
     # The trace is off: LoadGen leaves an empty file.
     assert (finished.run_dir / "mlperf_log_trace.json").stat().st_size == 0
+
+
+@pytest.mark.parametrize(
+    "finished",
+    [(Scenario.OFFLINE, Mode.PERFORMANCE), (Scenario.SERVER, Mode.PERFORMANCE)],
+    indirect=True,
+    ids=["Offline", "Server"],
+)
+def test_progress_file_ends_with_the_tests_own_counts(finished: FinishedRun) -> None:
+    progress = json.loads((finished.run_dir / PROGRESS_FILE).read_text())
+    harness = finished.record.harness
+    assert harness is not None
+    assert (progress["issued"], progress["completed"], progress["tokens"]) == (
+        harness.samples_issued,
+        harness.samples_completed,
+        harness.tokens,
+    )
+    assert progress["completed"] > 0
+    # Written just after LoadGen's test ends, so within a moment of the test's own length.
+    assert harness.loadgen_test_s is not None
+    assert abs(progress["elapsed_s"] - harness.loadgen_test_s) < 1.0
 
 
 @pytest.mark.parametrize(
