@@ -8,7 +8,7 @@
 #   benchmark        topology        round  audit   QPS default: samples issued (equal-issue mode)
 #   llama2-70b-99.9  2 x TP=2        v6.1   TEST06  37: 24,576 (one set), VALID below ~41 samples/s
 #   mixtral-8x7b     2 x TP=2        v6.0   TEST06  80: 60,000 (four sets of 15,000), VALID below ~100 samples/s
-#   gpt-oss-120b     4 x TP=1        v6.1   none    9.6: 6,396 (one set; 9.7 asks two), VALID below ~10.7 samples/s
+#   gpt-oss-120b     2 x TP=2        v6.1   none    9.6: 6,396 (one set; 9.7 asks two), VALID below ~10.7 samples/s
 #   whisper          4 x TP=1        v6.1   none    230: 151,869 (93 sets of 1,633), VALID below ~253 samples/s
 #   qwen3-vl-235b-a22b  TP=4, 94 layers  v6.1  none  shortened: one pass over SAMPLES (default 4,800) records
 #   llama3.1-405b    TP=4            v6.0   none    shortened: one pass over SAMPLES (default 192) records;
@@ -20,8 +20,16 @@
 # samples/s; it did 43.4 on two H100s, 17 minutes; QPS=40 asks two sets, INVALID above 50; planned at 21.9 GiB
 # of FP8 weights and 511 sequences of 3,072 tokens per GPU); one H100 alone made 4,364 tokens/s in a profiled
 # 2,000-sample pass, so the group ran at 0.72 or less of two times one: next, REPLICAS=2 TP=1 QPS=60 (three sets,
-# VALID up to 75 samples/s); gpt-oss-120b as 2 x TP=1 (REPLICAS=2 QPS=9.6: one set of 6,396, VALID up to
-# 10.7 samples/s, about 19 minutes at the 5.5 expected of two H100s).
+# VALID up to 75 samples/s). gpt-oss-120b as 2 x TP=1 on two H100s had not finished its 6,396 samples after
+# 22.5 minutes (the eleventh lease in bench/RESULTS.md), about 11 of them lost to Triton compiles (below), and
+# 8.6 GiB of KV cache a GPU holds only about 78 of its 6,300-token sequences. As TP=2 a group holds 231
+# sequences of 20,480 tokens (run-all --dry-run): the table's 2 x TP=2 on four H100s is the next lease.
+# gpt-oss-120b's token budget is 1,024 a step, the largest CUDA graph vLLM captures for it: in vLLM 0.26 the
+# Triton MoE's routing kernels (vLLM's bundled triton_kernels) compile once for every 32 tokens of a step's
+# size, so a step larger than the largest graph, which runs with its own size, compiles at run time (77-81 %
+# of the engines' samples in a profile 80 s into the eleventh lease's run, the GPUs mostly idle for its first
+# 11 minutes; triton-lang/triton#10872, fixed by #10875 in July 2026, not in vLLM 0.26's v3.5.1 copy). Within
+# 1,024 every step is padded to a captured size, whose kernels compile while the graphs are captured.
 # TP=N (with REPLICAS) makes each replica a group of N GPUs instead of the table's: TP=1 REPLICAS=1 is the
 # one-GPU figure a group's scaling is measured against, on a one-GPU lease where the model fits one GPU.
 # SCENARIO=Server QPS=RATE runs the Server scenario instead, where the descriptor sets it up (llama2-70b-99.9 and
@@ -43,8 +51,9 @@
 # where the engine needs 600 s or more for them: pick QPS from the rate expected on the GPUs lent (the plan's
 # dry run, printed into the progress file, says how many samples QPS asks). llama2-70b on 4x H100 SXM did
 # 33.5 samples/s; mixtral-8x7b did 43.4 as one TP=2 group of H100s, and about 30 on one H100 alone (a profiled
-# 2,000-sample pass); gpt-oss-120b (about 1,280 answer tokens a sample) at about
-# 11 on four H100s, 14 on four H200s, where QPS=19 (two sets, 12,792) is the one VALID;
+# 2,000-sample pass); gpt-oss-120b (5,015 prompt and 1,281 answer tokens a sample) is not yet measured at
+# full length: on four H200s, where four TP=1 replicas may pass 10.7 samples/s, QPS=19 (two sets, 12,792)
+# is VALID up to 21.3;
 # whisper's requests go in by waves, so its rate depends on the host's CPUs: BASELINE=14 (below) runs one
 # replica first, 9,798 samples in 1-3 minutes, and sizes the replicas' QPS from it (two H100s: 61.44 alone,
 # 119.91 as two replicas, 0.976 of two times one; bench/RESULTS.md, the tenth lease).
