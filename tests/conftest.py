@@ -62,6 +62,18 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproc
     )
 
 
+@pytest.fixture(scope="session")
+def round_loadgens(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The environment of a command that runs a v6.0 benchmark: v6.0's LoadGen installed beside the pinned
+    one, as `submitter rounds install-loadgen` does, in a folder of the tests' own (never the user's cache,
+    whose state would decide the test)."""
+    folder = tmp_path_factory.mktemp("loadgen")
+    environment = {"SUBMITTER_LOADGEN_DIR": str(folder)}
+    done = run_cli("rounds", "install-loadgen", "v6.0", cwd=folder, env=environment)
+    assert done.returncode == 0, done.stderr
+    return environment
+
+
 def valid_system() -> dict[str, Any]:
     """A complete official description that passes every rule (the demo system's)."""
     from submitter.systems.catalog import descriptor_path

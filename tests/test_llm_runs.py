@@ -65,16 +65,6 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def round_loadgens(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """v6.0's LoadGen installed beside the pinned one, as `submitter rounds install-loadgen` does."""
-    folder = tmp_path_factory.mktemp("loadgen")
-    environment = {"SUBMITTER_LOADGEN_DIR": str(folder)}
-    done = run_cli("rounds", "install-loadgen", "v6.0", cwd=folder, env=environment)
-    assert done.returncode == 0, done.stderr
-    return environment
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(("benchmark", "round_name", "dataset", "model", "scenarios"), CASES)
 def test_synth_run_all_stage_and_check(

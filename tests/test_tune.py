@@ -138,12 +138,13 @@ def test_the_command_prints_the_trials_and_the_rate_to_set(tmp_path: Path) -> No
     assert f'"Interactive": {{"user_conf": {{"target_qps": {document["best_qps"]:g}}}}}' in result.stderr
 
 
-def test_tune_qps_and_run_take_the_round_to_run_in(tmp_path: Path) -> None:
+def test_tune_qps_and_run_take_the_round_to_run_in(tmp_path: Path, round_loadgens: dict[str, str]) -> None:
     """As run-all does: the descriptor is set up for v6.1, and both commands run it in v6.0's rules."""
     write_system_with_data(tmp_path)
     tuned = run_cli(
         "tune-qps", "--system", "fast_cpu.json", "--round", "v6.0", "--scenario", "Server", "--start", "50",
-        "--trial-seconds", "1", "--max-trials", "1", "--no-confirm", "--json", cwd=tmp_path,
+        "--trial-seconds", "1", "--max-trials", "1", "--no-confirm", "--json",
+        cwd=tmp_path, env=round_loadgens,
     )  # fmt: skip
     assert tuned.returncode == 0, tuned.stderr
     [trial] = json.loads(tuned.stdout)["trials"]
@@ -151,7 +152,7 @@ def test_tune_qps_and_run_take_the_round_to_run_in(tmp_path: Path) -> None:
 
     ran = run_cli(
         "run", "--system", "fast_cpu.json", "--round", "v6.0", "--scenario", "Offline",
-        "--mode", "performance", "--smoke", "--json", cwd=tmp_path,
+        "--mode", "performance", "--smoke", "--json", cwd=tmp_path, env=round_loadgens,
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["round"] == "v6.0"
