@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # On a lent GPU host, in the call that carries the last part: unpack vLLM and the project's dependencies
 # (the xz archive of an installed site-packages folder, built here by bench/stage_site.sh, that the earlier
-# calls copied to /tmp as site.00, site.01, ...) into /tmp/site, prove that it imports, and remove the parts. Where earlier calls also copied
-# ray's wheel in parts (/tmp/ray.whl.0, .1, ... from .stage/ray, for the Ray cluster runs), it is put back
-# together and installed beside vLLM (its dependencies are in the site already).
+# calls copied to /tmp as site.00, site.01, ...) into /tmp/site, prove that it imports, and remove the parts.
+# Where earlier calls also copied ray's wheel in parts (/tmp/ray.whl.0, .1, ... from .stage/ray, for the Ray
+# cluster runs), it is put back together and installed beside vLLM (its dependencies are in the site already).
 #
 #     bash bench/unpack_site.sh && (QPS=37 setsid nohup bash bench/gpu_topology.sh llama2-70b-99.9 \
 #         > /tmp/gpu-topology.log 2>&1 &); sleep 60; cat /tmp/gpu-topology/progress.txt

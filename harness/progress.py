@@ -1,4 +1,5 @@
-"""What a run has done so far, as the harness sees it, and the live status line drawn from it.
+"""What a run has done so far, as the harness sees it: the live status line drawn from it on a terminal,
+and progress.json in the run's folder for a run nobody watches.
 
 Latencies here are measured from the moment LoadGen hands a sample to the harness; LoadGen's own
 figures (from the scheduled time) are the ones that count and are read from its logs afterwards.
