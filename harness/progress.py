@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Self, TextIO
 
 from submitter.fileio import CannotWrite, write_text_atomic
 
@@ -123,31 +123,48 @@ def status_line(snapshot: Snapshot, label: str) -> str:
     return "  ".join(parts)
 
 
-class LiveLine:
-    """Redraws one status line on a terminal once a second until stopped."""
+class _EveryInterval:
+    """Calls `_show` from a thread of its own as the block begins, every `interval_s` while it runs, and
+    once more as it ends, so the last view shows the finished counts."""
 
-    def __init__(self, stats: RunStats, label: str, stream: TextIO, interval_s: float = 1.0) -> None:
-        self._stats, self._label, self._stream, self._interval = stats, label, stream, interval_s
+    def __init__(self, stats: RunStats, interval_s: float, name: str) -> None:
+        self._stats, self._interval = stats, interval_s
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._draw, name="live-line", daemon=True)
+        self._thread = threading.Thread(target=self._keep_showing, name=name, daemon=True)
 
-    def __enter__(self) -> LiveLine:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._done.set()
         self._thread.join()
+
+    def _keep_showing(self) -> None:
+        self._show()
+        while not self._done.wait(self._interval):
+            self._show()
+        self._show()
+
+    def _show(self) -> None:
+        raise NotImplementedError
+
+
+class LiveLine(_EveryInterval):
+    """Redraws one status line on a terminal once a second until stopped."""
+
+    def __init__(self, stats: RunStats, label: str, stream: TextIO, interval_s: float = 1.0) -> None:
+        super().__init__(stats, interval_s, "live-line")
+        self._label, self._stream = label, stream
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
         self._stream.write("\n")
         self._stream.flush()
 
-    def _draw(self) -> None:
-        while True:
-            self._stream.write("\r\x1b[K" + status_line(self._stats.snapshot(), self._label))
-            self._stream.flush()
-            if self._done.wait(self._interval):
-                self._stream.write("\r\x1b[K" + status_line(self._stats.snapshot(), self._label))
-                return
+    def _show(self) -> None:
+        self._stream.write("\r\x1b[K" + status_line(self._stats.snapshot(), self._label))
+        self._stream.flush()
 
 
 def progress_record(snapshot: Snapshot) -> dict[str, Any]:
@@ -165,31 +182,17 @@ def progress_record(snapshot: Snapshot) -> dict[str, Any]:
     }
 
 
-class ProgressFile:
-    """Rewrites `path` (progress.json) every `interval_s` while LoadGen's test runs, and once at its end,
-    so that a run started detached (nohup, a batch job, a lent GPU host) can be polled: how many samples are
-    done and how fast, long before LoadGen writes its summary. Written whole or not at all; a file system
-    that refuses it costs the poller its view, never the run."""
+class ProgressFile(_EveryInterval):
+    """Writes `path` (progress.json) as LoadGen's test begins, every `interval_s` while it runs and once at
+    its end, so that a run started detached (nohup, a batch job, a lent GPU host) can be polled: how many
+    samples are done and how fast, long before LoadGen writes its summary. Written whole or not at all; a
+    file system that refuses it costs the poller its view, never the run."""
 
     def __init__(self, stats: RunStats, path: Path, interval_s: float = 15.0) -> None:
-        self._stats, self._path, self._interval = stats, path, interval_s
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._keep_writing, name="progress-file", daemon=True)
+        super().__init__(stats, interval_s, "progress-file")
+        self._path = path
 
-    def __enter__(self) -> ProgressFile:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        self._thread.join()
-
-    def _keep_writing(self) -> None:
-        while not self._done.wait(self._interval):
-            self._write()
-        self._write()
-
-    def _write(self) -> None:
+    def _show(self) -> None:
         record = progress_record(self._stats.snapshot())
         record["updated"] = datetime.now(UTC).isoformat(timespec="seconds")
         with contextlib.suppress(CannotWrite):
