@@ -217,11 +217,17 @@ def model_config(model: str) -> dict[str, Any] | None:
 
 
 def check_memory(
-    model: str, quantization: str | None, args: Mapping[str, Any], placement: Placement, where: str
+    model: str,
+    quantization: str | None,
+    args: Mapping[str, Any],
+    placement: Placement,
+    where: str,
+    mean_tokens: int | None = None,
 ) -> MemoryFit | None:
     """That each replica's GPUs hold the weights and at least one full-length sequence's KV cache under
-    the engine arguments; None where the checkpoint's architecture is not one harness.model_size knows, or
-    the GPUs' memory is not (a described host that leaves it unstated)."""
+    the engine arguments (and how many of the data set's mean sequence, `mean_tokens`, where known); None
+    where the checkpoint's architecture is not one harness.model_size knows, or the GPUs' memory is not (a
+    described host that leaves it unstated)."""
     config = model_config(model)
     if config is None or any(gpu.memory_bytes is None for gpu in placement.gpus):
         return None
@@ -230,7 +236,7 @@ def check_memory(
         precision = Precision.of(config, quantization)
     except UsageProblem:
         return None
-    fit = memory_fit(size, precision, placement, args)
+    fit = memory_fit(size, precision, placement, args, mean_tokens)
     check_fits(fit, where)
     return fit
 

@@ -203,6 +203,8 @@ class DatasetCheck:
     limit: int | None
     size: int
     sha256: str
+    # Mean prompt plus reference answer in tokens, where the data set records its answers' lengths.
+    mean_sequence_tokens: int | None = None
 
 
 @cache
@@ -211,7 +213,10 @@ def _check_dataset(
 ) -> DatasetCheck:
     """Validated once per file version: run-all plans many runs on the same 13368 prompts."""
     prompts = load_plugin(plugin).load_samples(path, limit=limit, max_input_tokens=max_input_tokens)
-    return DatasetCheck(path, limit, len(prompts), dataset_digest(path))
+    mean = None
+    if prompts.output_lengths and len(prompts):
+        mean = round(prompts.mean_length + sum(prompts.output_lengths) / len(prompts.output_lengths))
+    return DatasetCheck(path, limit, len(prompts), dataset_digest(path), mean)
 
 
 def _dataset_files(path: Path) -> list[Path]:
@@ -332,9 +337,6 @@ def plan_run(request: RunRequest) -> RunPlan:
         found.check(preflight.check_engine_installed, backend)
     model_name = request.model or setup.model_path
     resolved = found.check(preflight.resolve_model, backend, model_name)
-    memory = None
-    if placement is not None and resolved is not None and engine_facts.needs_gpu:
-        memory = found.check(preflight.check_memory, resolved[0], setup.quantization, args, placement, where)
     audit_config = None
     if request.mode.audit_test:
         audit_config = found.check(_audit_config, request.mode.audit_test, benchmark.name)
@@ -346,6 +348,12 @@ def plan_run(request: RunRequest) -> RunPlan:
     if engine_facts.checks_endpoints:
         found.check(preflight.check_endpoints, list(args.get("endpoints", [])))
     dataset = found.check(_dataset_for, request, setup, benchmark)
+    memory = None
+    if placement is not None and resolved is not None and engine_facts.needs_gpu:
+        mean_tokens = dataset.mean_sequence_tokens if dataset is not None else None
+        memory = found.check(
+            preflight.check_memory, resolved[0], setup.quantization, args, placement, where, mean_tokens
+        )
     found.raise_if_any()
     assert resolved is not None and dataset is not None and loadgen is not None
     model, dummy = resolved

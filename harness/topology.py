@@ -235,6 +235,10 @@ class MemoryFit:
     max_num_seqs: int
     precision: str
     kv_dtype: str
+    # The data set's mean sequence (prompt and reference answer), where it records its answers' lengths, and
+    # one such sequence's KV cache on this GPU: how many run at once, which max_model_len understates.
+    mean_tokens: int | None = None
+    mean_sequence: int | None = None
 
     @property
     def kv_cache(self) -> int:
@@ -243,6 +247,12 @@ class MemoryFit:
     @property
     def sequences(self) -> int:
         return max(self.kv_cache, 0) // self.sequence if self.sequence else 0
+
+    @property
+    def mean_sequences(self) -> int | None:
+        if not self.mean_sequence:
+            return None
+        return max(self.kv_cache, 0) // self.mean_sequence
 
     @property
     def fits(self) -> bool:
@@ -254,9 +264,14 @@ class MemoryFit:
             f"per GPU {budget / GIB:.1f} GiB ({self.utilization:g} of {self.gpu_bytes / GIB:.1f}): weights "
             f"{self.weights / GIB:.1f} GiB ({self.precision}), profiling pass and CUDA graphs about "
             f"{self.reserve / GIB:.1f} GiB, KV cache {self.kv_cache / GIB:.1f} GiB ({self.kv_dtype}) = "
-            f"{self.sequences:,} sequence(s) of {self.max_model_len:,} tokens "
+            f"{self.sequences:,} sequence(s) of {self.max_model_len:,} tokens{self._mean_text()} "
             f"(max_num_seqs {self.max_num_seqs:,})"
         )
+
+    def _mean_text(self) -> str:
+        if self.mean_sequences is None:
+            return ""
+        return f", {self.mean_sequences:,} at the data set's mean of {self.mean_tokens:,}"
 
     def record(self) -> MemoryEstimateRecord:
         return MemoryEstimateRecord(
@@ -267,14 +282,22 @@ class MemoryFit:
             kv_cache_gib=round(self.kv_cache / GIB, 2),
             sequences=self.sequences,
             max_model_len=self.max_model_len,
+            mean_sequence_tokens=self.mean_tokens if self.mean_sequence else None,
+            mean_sequences=self.mean_sequences,
             precision=self.precision,
             kv_cache_dtype=self.kv_dtype,
         )
 
 
 def memory_fit(
-    size: ModelSize, precision: Precision, placement: Placement, engine_args: Mapping[str, Any]
+    size: ModelSize,
+    precision: Precision,
+    placement: Placement,
+    engine_args: Mapping[str, Any],
+    mean_tokens: int | None = None,
 ) -> MemoryFit:
+    """One GPU's memory under the engine arguments; with `mean_tokens`, the data set's mean sequence (prompt
+    and answer), also how many sequences of that length the KV cache holds."""
     tp, pp = placement.tensor_parallel, placement.pipeline_parallel
     smallest = min((gpu.memory_bytes or 0) for gpu in placement.gpus)
     kv_dtype = str(engine_args.get("kv_cache_dtype", "auto"))
@@ -297,6 +320,8 @@ def memory_fit(
         max_num_seqs=max_num_seqs,
         precision=precision.source,
         kv_dtype="fp8" if kv_bytes == 1 else size.dtype,
+        mean_tokens=mean_tokens,
+        mean_sequence=size.kv_cache_bytes(mean_tokens, tp, pp, kv_bytes) if mean_tokens else None,
     )
 
 

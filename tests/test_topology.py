@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import run_cli, write_json
 from test_descriptors import descriptor_data, errors, validate
@@ -93,11 +94,18 @@ def test_gpu_groups_must_partition_the_replicas(tmp_path: Path) -> None:
     assert "GPU 1 is also in group 0" in overlap.message
 
 
-def _fit(benchmark: str, gpus: list[Gpu], tp: int, replicas: int = 1, **args: object):
+def _fit(
+    benchmark: str,
+    gpus: list[Gpu],
+    tp: int,
+    replicas: int = 1,
+    mean_tokens: int | None = None,
+    **args: object,
+):
     config, _ = stand_in_config(benchmark, precision="published")
     placement = place(setup(tensor_parallel_size=tp, replicas=replicas), gpus, {}, "")
     engine_args = {"max_model_len": 2048, "max_num_seqs": 256, "max_num_batched_tokens": 8192, **args}
-    return memory_fit(model_size(config), Precision.of(config), placement, engine_args)
+    return memory_fit(model_size(config), Precision.of(config), placement, engine_args, mean_tokens)
 
 
 def test_the_memory_estimate_says_which_topologies_hold_a_model() -> None:
@@ -111,6 +119,15 @@ def test_the_memory_estimate_says_which_topologies_hold_a_model() -> None:
     left = 0.92 * 46068 * (1 << 20) - l40s_pair.weights - l40s_pair.reserve
     assert l40s_pair.sequences == int(left // (2048 * 80 * 4 * 256))
     assert not _fit("llama2-70b-99", host(L40S, 1), tp=1).fits
+    # With the data set's mean sequence: the same KV cache over sequences of 500 tokens.
+    with_mean = _fit(
+        "llama2-70b-99", host(L40S, 4), tp=2, replicas=2, mean_tokens=500, kv_cache_dtype="fp8",
+        gpu_memory_utilization=0.92,
+    )  # fmt: skip
+    assert with_mean.mean_sequences == int(left // (500 * 80 * 4 * 256)) > with_mean.sequences
+    shown = f"{with_mean.mean_sequences:,} at the data set's mean of 500 (max_num_seqs 256)"
+    assert shown in with_mean.describe() and "data set" not in l40s_pair.describe()
+    assert with_mean.record().mean_sequences == with_mean.mean_sequences and l40s_pair.mean_sequences is None
     # llama3.1-405b in FP8 (about 382 GiB): four H200s hold it, four H100s do not.
     assert _fit("llama3.1-405b", host(H200, 4), tp=4, max_model_len=20000).fits
     too_small = _fit("llama3.1-405b", host(H100, 4), tp=4, max_model_len=20000)
@@ -176,6 +193,11 @@ def test_shipped_multi_gpu_descriptors_plan_for_their_host(tmp_path: Path, syste
     )
     estimate = topologies[0]["memory_estimate"]
     assert estimate["sequences"] >= 1 and estimate["weights_gib"] > 0
+    # The synthetic records carry their answers' lengths: the estimate also counts sequences of their mean.
+    records = pd.read_pickle(tmp_path / "data.pkl")
+    mean = records["tok_input"].map(len).mean() + records["tok_output_length"].mean()
+    assert estimate["mean_sequence_tokens"] == round(mean)
+    assert estimate["mean_sequences"] > estimate["sequences"]  # the mean is far below max_model_len
     assert f"llama2-70b-99.9 Offline: {shape}; per GPU" in run_cli(*command, cwd=tmp_path).stdout
 
 

@@ -78,6 +78,12 @@ class MemoryEstimateRecord(BaseModel):
     kv_cache_gib: float
     sequences: int = Field(description="max_model_len sequences whose KV cache fits")
     max_model_len: int
+    mean_sequence_tokens: int | None = Field(
+        None, description="the data set's mean prompt plus reference answer, where it records answer lengths"
+    )
+    mean_sequences: int | None = Field(
+        None, description="sequences of mean_sequence_tokens whose KV cache fits"
+    )
     precision: str
     kv_cache_dtype: str
 
