@@ -27,7 +27,7 @@
 # gpt-oss-120b's token budget is 1,024 a step, the largest CUDA graph vLLM captures for it: in vLLM 0.26 the
 # Triton MoE's routing kernels (vLLM's bundled triton_kernels) compile once for every 32 tokens of a step's
 # size, so a step larger than the largest graph, which runs with its own size, compiles at run time (77-81 %
-# of the engines' samples in a profile 80 s into the eleventh lease's run, the GPUs mostly idle for its first
+# of the engines' samples in a profile 60-80 s into the eleventh lease's run, the GPUs mostly idle for its first
 # 11 minutes; triton-lang/triton#10872, fixed by #10875 in July 2026, not in vLLM 0.26's v3.5.1 copy). Within
 # 1,024 every step is padded to a captured size, whose kernels compile while the graphs are captured.
 # TP=N (with REPLICAS) makes each replica a group of N GPUs instead of the table's: TP=1 REPLICAS=1 is the
