@@ -46,15 +46,21 @@ keep_run() {
   done
 }
 # What the host's CPUs and GPUs do while a plan runs, every 30 s into $RESULTS/host-load.txt: the load average,
-# the busiest processes and each GPU's utilisation. A run held back by its CPUs shows here, not in LoadGen's log
-# (four whisper replicas on four H100s: load average 146 on 64 cores, GPUs at 47-54 %).
+# the busiest processes, each GPU's utilisation and the running test's progress.json on one line (samples done,
+# samples/s), which a poll reads to tell early whether the run ends within the lease. A run held back by its
+# CPUs shows here, not in LoadGen's log (four whisper replicas on four H100s: load average 146 on 64 cores,
+# GPUs at 47-54 %).
 watch_host() {
+  local progress
   while true; do
+    progress=$(find "$RESULTS/runs" -name progress.json -printf '%T@ %p\n' 2> /dev/null | sort -n | tail -1 |
+      cut -d' ' -f2-)
     {
       date -u +%H:%M:%S
       cat /proc/loadavg
       top -bn1 -o %CPU | sed -n 8,13p
       nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader
+      if [ -n "$progress" ]; then tr -d ' \n' < "$progress" && echo; fi
     } >> "$RESULTS/host-load.txt" 2>&1
     sleep 30
   done

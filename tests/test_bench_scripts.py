@@ -92,6 +92,9 @@ def test_tune_and_gather_brings_back_the_search_and_its_runs(tmp_path: Path) -> 
     assert trial["qps"] == 50 and not trial["full_length"]
     [record] = out.glob("*.run.json")
     assert json.loads(record.read_text())["scenario"] == "Server"
+    [progress_file] = out.glob("*.progress.json")  # how far the run got, kept beside its run.json
+    completed = json.loads(record.read_text())["harness"]["samples_completed"]
+    assert json.loads(progress_file.read_text())["completed"] == completed > 0
     assert "| Server |" in (out / "summary.md").read_text()
     assert (out / "tune-qps.log.xz").stat().st_size > 0 and (out / "ledger.jsonl").is_file()
     progress = (out / "progress.txt").read_text()
