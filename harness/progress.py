@@ -38,6 +38,10 @@ class Snapshot:
     def tokens_per_second(self) -> float:
         return self.tokens / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
+    @property
+    def samples_per_second(self) -> float:
+        return self.completed / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
 
 def percentile(values: list[float], share: float) -> float | None:
     """The nearest-rank percentile (`share` in 0..1), None without values."""
@@ -169,13 +173,12 @@ class LiveLine(_EveryInterval):
 
 def progress_record(snapshot: Snapshot) -> dict[str, Any]:
     """What progress.json holds: the counters so far and the rates they give."""
-    elapsed = snapshot.elapsed_s
     return {
-        "elapsed_s": round(elapsed, 1),
+        "elapsed_s": round(snapshot.elapsed_s, 1),
         "issued": snapshot.issued,
         "completed": snapshot.completed,
         "tokens": snapshot.tokens,
-        "samples_per_second": round(snapshot.completed / elapsed, 3) if elapsed > 0 else 0.0,
+        "samples_per_second": round(snapshot.samples_per_second, 3),
         "tokens_per_second": round(snapshot.tokens_per_second, 1),
         "p99_ttft_ms": None if snapshot.p99_ttft_ms is None else round(snapshot.p99_ttft_ms, 1),
         "p99_tpot_ms": None if snapshot.p99_tpot_ms is None else round(snapshot.p99_tpot_ms, 2),

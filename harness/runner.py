@@ -214,7 +214,7 @@ def _check_dataset(
     """Validated once per file version: run-all plans many runs on the same 13368 prompts."""
     prompts = load_plugin(plugin).load_samples(path, limit=limit, max_input_tokens=max_input_tokens)
     mean = None
-    if prompts.output_lengths and len(prompts):
+    if prompts.output_lengths:
         mean = round(prompts.mean_length + sum(prompts.output_lengths) / len(prompts.output_lengths))
     return DatasetCheck(path, limit, len(prompts), dataset_digest(path), mean)
 

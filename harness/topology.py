@@ -282,7 +282,7 @@ class MemoryFit:
             kv_cache_gib=round(self.kv_cache / GIB, 2),
             sequences=self.sequences,
             max_model_len=self.max_model_len,
-            mean_sequence_tokens=self.mean_tokens if self.mean_sequence else None,
+            mean_sequence_tokens=self.mean_tokens,
             mean_sequences=self.mean_sequences,
             precision=self.precision,
             kv_cache_dtype=self.kv_dtype,
