@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from harness.progress import PROGRESS_FILE
 from harness.worker import (
     ABORTED,
     PARENT_PID_VARIABLE,
@@ -33,6 +34,7 @@ from harness.worker import (
     loadgen_configuration,
 )
 from submitter.fileformats.run_record import WorkerResult
+from submitter.fileio import remove_stale_temporaries
 from submitter.interrupts import terminate_as_interrupt
 
 # vLLM needs a few seconds to free the GPU after its last test; past this the worker is killed.
@@ -102,13 +104,13 @@ class EngineSession:
                     self._worker.stdin.flush()
                 line = self._report.readline()
         except KeyboardInterrupt:
-            return TestOutcome(self._stop(), None, interrupted=True)
+            return TestOutcome(self._stop_during(spec), None, interrupted=True)
         if not line:  # died in the middle of the test (killed, out of memory, a crash in C++)
-            return TestOutcome(self._stop(), None)
+            return TestOutcome(self._stop_during(spec), None)
         answer = json.loads(line)
         if answer["status"] == ABORTED:
             # LoadGen cannot stop a test, and its schedule would run on: end the worker and its engine.
-            self._stop()
+            self._stop_during(spec)
         elif answer["status"] != 0:
             self.close()  # the worker ends itself after a failed test
         return TestOutcome(answer["status"], WorkerResult.model_validate(answer["result"]))
@@ -144,6 +146,13 @@ class EngineSession:
         finally:
             os.close(report_write)
         self._report = os.fdopen(report_read, "r", encoding="utf-8")
+
+    def _stop_during(self, spec: WorkerSpec) -> int | None:
+        """Stop the worker in the middle of `spec`'s test. A kill can catch it writing progress.json:
+        the temporary it leaves goes too (LoadGen's logs stay as they were, as raw logs do)."""
+        status = self._stop()
+        remove_stale_temporaries(spec.run_dir / PROGRESS_FILE)
+        return status
 
     def _stop(self) -> int | None:
         """End the worker and everything it started (engine processes share its process group), and

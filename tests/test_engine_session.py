@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import msgspec
@@ -87,6 +89,35 @@ def test_a_worker_that_dies_is_replaced_by_the_next_test(tmp_path: Path) -> None
     assert died.record.status == "failed" and not died.record.valid
     assert died.record.exit_status == -signal.SIGKILL
     assert _harness(again.record)[0] == 1
+
+
+def test_a_worker_killed_while_writing_its_progress_leaves_no_temporary(tmp_path: Path) -> None:
+    """A kill can land while the worker's progress thread writes progress.json; what it leaves is removed
+    when the worker is stopped, and the run's own files stay."""
+    dataset = write_dataset(tmp_path / "data.json")
+    long_server = Smoke(samples=64, min_duration_ms=60_000, server_min_queries=100)
+    with EngineSession() as session, ThreadPoolExecutor(1) as pool:
+        running = pool.submit(
+            short_run,
+            fast_descriptor(),
+            Scenario.SERVER,
+            Mode.PERFORMANCE,
+            dataset,
+            tmp_path,
+            long_server,
+            session,
+        )
+        deadline = time.monotonic() + 60
+        while not (progress := list(tmp_path.rglob("progress.json"))) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert progress and session._worker is not None
+        left = progress[0].parent / f".progress.json.{session._worker.pid}-abcd1234.tmp"
+        left.write_text("{")  # as the writer had it when the kill came
+        os.killpg(session._worker.pid, signal.SIGKILL)
+        died = running.result(timeout=60)
+    assert died.record.status == "failed"
+    assert not left.exists()
+    assert progress[0].exists() and (progress[0].parent / "mlperf_log_detail.txt").exists()
 
 
 def test_run_all_starts_one_engine_per_scenario_and_the_ledger_names_who_shared_it(tmp_path: Path) -> None:
