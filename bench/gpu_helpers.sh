@@ -9,6 +9,32 @@ timed() {
   log "exit $? after $((SECONDS - started)) s: $*"
 }
 submitter() { python3 -m submitter "$@"; }
+# COMMAND in the background, stopped with SIGTERM where it still runs STOP_AFTER seconds after the script began
+# (run-all and tune-qps record the test as interrupted and exit 130), so that what it did is gathered while the
+# lease lasts: the eleventh lease's run was still going when the lease ended (bench/RESULTS.md). Without
+# STOP_AFTER it runs to its end; past it, it does not start. Its exit status is the command's.
+#   until_deadline COMMAND...
+until_deadline() {
+  if [ -n "${STOP_AFTER:-}" ] && [ $((SECONDS - began)) -ge "$STOP_AFTER" ]; then
+    log "STOP_AFTER=$STOP_AFTER s passed: not started: $*"
+    return 130
+  fi
+  "$@" &
+  local command=$!
+  if [ -n "${STOP_AFTER:-}" ]; then
+    (
+      while kill -0 "$command" 2> /dev/null; do
+        if [ $((SECONDS - began)) -ge "$STOP_AFTER" ]; then
+          log "STOP_AFTER=$STOP_AFTER s reached: stopping it, to gather what it did within the lease"
+          pkill -TERM -P "$command"  # the command's python, not the shell function that waits for it
+          break
+        fi
+        sleep 2
+      done
+    ) &
+  fi
+  wait "$command"
+}
 # A copy of bench/systems/SYSTEM.json with one scenario's target_qps changed, written to folder DIR (for
 # SUBMITTER_SYSTEMS_PATH). Where REPLICAS is given, the copy holds only that benchmark, with that many replicas
 # (each of TP GPUs where TP is given) and the system description counting the GPUs they use:
@@ -99,7 +125,7 @@ run_and_gather() {
   local watcher=$!
   profile_busy &
   local profiler=$!
-  timed submitter "${plan[@]}" --json > "$RESULTS/run-all.json" 2> "$RESULTS/run-all.log"
+  until_deadline timed submitter "${plan[@]}" --json > "$RESULTS/run-all.json" 2> "$RESULTS/run-all.log"
   kill "$watcher" "$profiler" 2> /dev/null
   python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/summary.md"
   grep -E "Available KV cache memory|GPU KV cache size|Model loading took|per GPU|replica\(s\)|CUDA graph|torch.compile took" \
@@ -129,7 +155,7 @@ tune_and_gather() {
   local watcher=$!
   profile_busy &
   local profiler=$!
-  timed submitter tune-qps --system "$system" --benchmark "$benchmark" --scenario "$scenario" --start "$rate" \
+  until_deadline timed submitter tune-qps --system "$system" --benchmark "$benchmark" --scenario "$scenario" --start "$rate" \
     "$@" --runs-dir "$RESULTS/runs" --json > "$RESULTS/out/tune-qps.json" 2> "$RESULTS/tune-qps.log"
   kill "$watcher" "$profiler" 2> /dev/null
   python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/out/summary.md"

@@ -101,6 +101,37 @@ def test_tune_and_gather_brings_back_the_search_and_its_runs(tmp_path: Path) -> 
     assert f"llama3.1-8b Server: best {search['best_qps']} qps, confirmed at full length: False" in progress
 
 
+def test_a_plan_still_running_at_stop_after_is_stopped_and_gathered(tmp_path: Path) -> None:
+    """STOP_AFTER: a run that would outlast the lease (minutes on this slow engine) is stopped as SIGTERM
+    stops it, and what it did is gathered; a plan after the deadline does not start."""
+    write_dataset(tmp_path / "data.json")
+    slow = {"tokens_per_second": 40, "max_num_seqs": 4, "time_to_first_token_ms": 5}
+    descriptor = fast_descriptor(dataset_path=str(tmp_path / "data.json"), engine_args=slow)
+    (tmp_path / "systems").mkdir()
+    write_json(tmp_path / "systems" / "fast_cpu.json", descriptor)
+    results = tmp_path / "results"
+    plan = "fast_cpu llama3.1-8b --scenario Offline --mode performance --smoke --smoke-samples 64"
+    script = (
+        f'RESULTS="{results}"; mkdir -p "$RESULTS"; source bench/gpu_helpers.sh; '
+        f"run_and_gather {plan}; run_and_gather {plan}"
+    )
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "SUBMITTER_SYSTEMS_PATH": str(tmp_path / "systems"),
+        "STOP_AFTER": "30",
+    }
+    with (tmp_path / "log.txt").open("w") as log:
+        subprocess.run(["bash", "-c", script], cwd=BENCH.parent, env=env, stdout=log, stderr=log, timeout=300)
+    progress = (results / "out" / "progress.txt").read_text()
+    assert "STOP_AFTER=30 s reached: stopping it" in progress, progress
+    assert re.search(r"exit 130 after \d+ s: submitter run-all", progress), progress
+    assert "STOP_AFTER=30 s passed: not started: timed submitter run-all" in progress
+    out = results / "out"
+    assert json.loads((out / "performance.run.json").read_text())["status"] == "interrupted"
+    assert 0 < json.loads((out / "performance.progress.json").read_text())["completed"] < 64  # how far it got
+
+
 def test_descriptor_at_rate_sizes_the_copy_for_the_replicas_and_groups_asked(tmp_path: Path) -> None:
     """mixtral-8x7b of the 4-GPU bench descriptor as one group of one GPU: the one-GPU baseline's copy."""
     script = (
