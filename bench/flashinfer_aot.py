@@ -78,8 +78,6 @@ def _link_against_a_driver_stub(spec: Any) -> None:
 
 
 def build(modules: list[str], arch: str, out: Path) -> None:
-    # FlashInfer reads the target architectures once, when it is imported.
-    os.environ["FLASHINFER_CUDA_ARCH_LIST"] = arch
     import flashinfer
 
     cuda_home = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))  # where FlashInfer's JIT finds nvcc
@@ -162,6 +160,9 @@ def main() -> int:
     installing = actions.add_parser("install", help="put packed modules into this site's FlashInfer")
     installing.add_argument("packed", type=Path)
     args = parser.parse_args()
+    if args.action == "build":
+        # FlashInfer reads the target architectures once, when it is first imported: here, just below.
+        os.environ["FLASHINFER_CUDA_ARCH_LIST"] = args.arch
     try:
         import flashinfer  # noqa: F401
     except ImportError as exc:

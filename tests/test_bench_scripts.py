@@ -319,3 +319,27 @@ def test_kernels_compiled_elsewhere_go_in_only_for_their_flashinfer_and_gpus(tmp
         done, aot = install("0.6.14", "9.0", pack)
         assert done.returncode == 2 and named in done.stderr and "Traceback" not in done.stderr, done.stderr
         assert not aot.exists()
+
+
+def test_the_build_names_its_target_gpus_before_flashinfer_is_imported(tmp_path: Path) -> None:
+    """FlashInfer reads FLASHINFER_CUDA_ARCH_LIST once, as it is imported: set any later, it is not seen and
+    the build finds no architecture to compile for (the pack of 2026-11-27 failed so)."""
+    site = tmp_path / "site"
+    _flashinfer_stand_in(site, "0.6.14")
+    seen = tmp_path / "seen.txt"
+    with (site / "flashinfer" / "__init__.py").open("a") as init:
+        init.write(
+            f"import os\nopen({str(seen)!r}, 'w').write(os.environ.get('FLASHINFER_CUDA_ARCH_LIST', ''))\n"
+        )
+    for asked, expected in (([], "9.0a"), (["--arch", "10.0a"], "10.0a")):
+        command = [
+            sys.executable,
+            str(BENCH / "flashinfer_aot.py"),
+            "build",
+            "--out",
+            str(tmp_path / "x.tgz"),
+        ]
+        env = {**os.environ, "PYTHONPATH": str(site), "CUDA_HOME": str(tmp_path / "no-toolkit")}
+        done = subprocess.run([*command, *asked], capture_output=True, text=True, env=env, timeout=60)
+        assert done.returncode == 2 and "no nvcc" in done.stderr, done.stderr
+        assert seen.read_text() == expected
