@@ -25,7 +25,7 @@ case $benchmark in
 esac
 
 # A copy of the bench descriptor for each setting, in its own folder: one replica, its threads set or not.
-settings=(${THREADS:-$(nproc)} harness)
+settings=("${THREADS:-$(nproc)}" harness)
 for threads in "${settings[@]}"; do
   python3 - "$system" "$benchmark" "$threads" "${QPS:-3}" "$RESULTS/systems-$threads" <<'PY'
 import json, os, sys

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the GPU bench scripts (through gpu_host.sh): what finished when goes to stderr and
 # $RESULTS/progress.txt, never to stdout, so a command's `--json` output redirected into a file stays JSON.
 began=$SECONDS

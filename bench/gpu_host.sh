@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the GPU bench scripts after they set RESULTS: the environment on the lent host (vLLM in
 # /tmp/site, the bench descriptors), the data, and the helpers that log what finished when.
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 SUBMITTER_SYSTEMS_PATH=$PWD/bench/systems

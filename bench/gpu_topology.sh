@@ -96,7 +96,7 @@ fi
 export RESULTS=/tmp/gpu-topology
 source bench/gpu_host.sh
 
-round=v6.1 modes=(--mode TEST06 --mode performance) shortened= layers=()
+round=v6.1 modes=(--mode TEST06 --mode performance) shortened='' layers=()
 case $benchmark in
   llama2-70b-99.9) model=/tmp/dummy-llama2-70b data=/tmp/openorca-synthetic-full.pkl ;;
   mixtral-8x7b) model=/tmp/dummy-mixtral-8x7b data=/tmp/mixtral-synthetic-full.pkl round=v6.0 ;;

