@@ -360,3 +360,41 @@ def test_the_build_names_its_target_gpus_before_flashinfer_is_imported(tmp_path:
         done = subprocess.run([*command, *asked], capture_output=True, text=True, env=env, timeout=60)
         assert done.returncode == 2 and "no nvcc" in done.stderr, done.stderr
         assert seen.read_text() == expected
+
+
+def test_staging_flashinfer_names_what_is_missing_before_it_starts(tmp_path: Path) -> None:
+    """bench/stage_flashinfer.sh takes ten minutes: each input it lacks is named at once, with exit 2."""
+    checkout = tmp_path / "checkout"
+    (checkout / "bench").mkdir(parents=True)
+    (checkout / "bench" / "stage_flashinfer.sh").write_text((BENCH / "stage_flashinfer.sh").read_text())
+    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+    toolkit = tmp_path / "cuda"
+    (toolkit / "bin").mkdir(parents=True)
+    (toolkit / "bin" / "nvcc").write_text("#!/bin/sh\n")
+    (toolkit / "bin" / "nvcc").chmod(0o755)
+
+    def stage(**env: str) -> subprocess.CompletedProcess[str]:
+        command = ["bash", "bench/stage_flashinfer.sh"]
+        environment = {**os.environ, "CUDA_HOME": str(toolkit), **env}
+        return subprocess.run(
+            command, cwd=checkout, env=environment, capture_output=True, text=True, timeout=60
+        )
+
+    for prepare, env, named in (
+        (None, {}, "no .stage/site parts"),
+        (
+            checkout / ".stage" / "site" / "p00" / "site.00",
+            {"CUDA_HOME": str(tmp_path / "none")},
+            "no nvcc in",
+        ),
+        (
+            None,
+            {"PYTHON312": sys.executable if sys.version_info[:2] != (3, 12) else "false"},
+            "no Python 3.12",
+        ),
+    ):
+        if prepare is not None:
+            prepare.parent.mkdir(parents=True)
+            prepare.write_bytes(b"")
+        done = stage(**env)
+        assert done.returncode == 2 and named in done.stderr, done.stderr
