@@ -310,7 +310,7 @@ def remove_stale_temporaries(target: Path) -> list[Path]:
             if left_by_gone_process(path, int(ours["pid"])):
                 _remove(path)
                 removed.append(path)
-                note(f"removed {path}, left half-written by a process that ended first (pid {ours['pid']})")
+                note(f"removed {path}, left half-written by process {ours['pid']}, which has ended")
         elif _WITHOUT_PID.fullmatch(middle) is not None and _older_than_this_process(path):
             note(
                 f"{path} looks left half-written by an interrupted run; remove it if nothing writes {target}"

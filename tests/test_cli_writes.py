@@ -308,7 +308,10 @@ def test_kill_9_of_data_synth_leaves_a_temporary_the_next_run_removes(workspace:
 
     rerun = cli("data", "synth", "--out", "cnn.json", cwd=workspace)
     assert rerun.returncode == 0, rerun.stderr
-    assert f"removed {temporary.name}, left half-written by a process that ended first" in rerun.stderr
+    assert (
+        f"removed {temporary.name}, left half-written by process {process.pid}, which has ended"
+        in rerun.stderr
+    )
     assert leftovers(workspace) == []
     records = json.loads((workspace / "cnn.json").read_text())
     assert len(records) == 13368 and set(records[-1]) == {"instruction", "input", "tok_input", "output"}
