@@ -101,6 +101,7 @@ def test_tune_and_gather_brings_back_the_search_and_its_runs(tmp_path: Path) -> 
     assert f"llama3.1-8b Server: best {search['best_qps']} qps, confirmed at full length: False" in progress
 
 
+@pytest.mark.slow
 def test_a_plan_still_running_at_stop_after_is_stopped_and_gathered(tmp_path: Path) -> None:
     """STOP_AFTER: a run that would outlast the lease (minutes on this slow engine) is stopped as SIGTERM
     stops it, and what it did is gathered; a plan after the deadline does not start."""
