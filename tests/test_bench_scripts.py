@@ -62,30 +62,43 @@ def summarize(saved: Path) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def test_tune_and_gather_brings_back_the_search_and_its_runs(tmp_path: Path) -> None:
-    """The helper a lease's Server runs go through, on the synthetic engine: tune-qps's JSON, each run's
-    files, the summary and the best rate in the progress file."""
+def run_lease_helpers(
+    tmp_path: Path, calls: str, engine_args: dict[str, Any] | None = None, env: dict[str, str] | None = None
+) -> tuple[int, Path]:
+    """CALLS of bench/gpu_helpers.sh as a lease script makes them, on the synthetic engine (`fast_cpu`, with
+    ENGINE_ARGS where given) and with the variables ENV; the exit status and the results folder. The
+    venv's python3 comes first, as on a host where it is the only one; output goes to log.txt, since the
+    host watcher's `sleep` outlives the script and would hold a pipe open."""
+    changes = {"engine_args": engine_args} if engine_args else {}
     write_dataset(tmp_path / "data.json")
-    descriptor = fast_descriptor(dataset_path=str(tmp_path / "data.json"))
     (tmp_path / "systems").mkdir()
-    write_json(tmp_path / "systems" / "fast_cpu.json", descriptor)
-    results = tmp_path / "results"
-    script = (
-        f'RESULTS="{results}"; mkdir -p "$RESULTS"; source bench/gpu_helpers.sh; '
-        "tune_and_gather fast_cpu llama3.1-8b Server 50 --trial-seconds 1 --max-trials 1 --no-confirm"
+    write_json(
+        tmp_path / "systems" / "fast_cpu.json",
+        fast_descriptor(dataset_path=str(tmp_path / "data.json"), **changes),
     )
-    # The venv's python3 first, as on a host where it is the only one; output to a file, since the host
-    # watcher's `sleep` outlives the script and would hold a pipe open.
-    env = {
+    results = tmp_path / "results"
+    script = f'RESULTS="{results}"; mkdir -p "$RESULTS"; source bench/gpu_helpers.sh; {calls}'
+    environment = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         "SUBMITTER_SYSTEMS_PATH": str(tmp_path / "systems"),
+        **(env or {}),
     }
     with (tmp_path / "log.txt").open("w") as log:
         done = subprocess.run(
-            ["bash", "-c", script], cwd=BENCH.parent, env=env, stdout=log, stderr=log, timeout=300
+            ["bash", "-c", script], cwd=BENCH.parent, env=environment, stdout=log, stderr=log, timeout=300
         )
-    assert done.returncode == 0, (tmp_path / "log.txt").read_text()
+    return done.returncode, results
+
+
+def test_tune_and_gather_brings_back_the_search_and_its_runs(tmp_path: Path) -> None:
+    """The helper a lease's Server runs go through, on the synthetic engine: tune-qps's JSON, each run's
+    files, the summary and the best rate in the progress file."""
+    status, results = run_lease_helpers(
+        tmp_path,
+        "tune_and_gather fast_cpu llama3.1-8b Server 50 --trial-seconds 1 --max-trials 1 --no-confirm",
+    )
+    assert status == 0, (tmp_path / "log.txt").read_text()
     out = results / "out"
     search = json.loads((out / "tune-qps.json").read_text())
     [trial] = search["trials"]
@@ -105,25 +118,11 @@ def test_tune_and_gather_brings_back_the_search_and_its_runs(tmp_path: Path) -> 
 def test_a_plan_still_running_at_stop_after_is_stopped_and_gathered(tmp_path: Path) -> None:
     """STOP_AFTER: a run that would outlast the lease (minutes on this slow engine) is stopped as SIGTERM
     stops it, and what it did is gathered; a plan after the deadline does not start."""
-    write_dataset(tmp_path / "data.json")
     slow = {"tokens_per_second": 40, "max_num_seqs": 4, "time_to_first_token_ms": 5}
-    descriptor = fast_descriptor(dataset_path=str(tmp_path / "data.json"), engine_args=slow)
-    (tmp_path / "systems").mkdir()
-    write_json(tmp_path / "systems" / "fast_cpu.json", descriptor)
-    results = tmp_path / "results"
     plan = "fast_cpu llama3.1-8b --scenario Offline --mode performance --smoke --smoke-samples 64"
-    script = (
-        f'RESULTS="{results}"; mkdir -p "$RESULTS"; source bench/gpu_helpers.sh; '
-        f"run_and_gather {plan}; run_and_gather {plan}"
+    _, results = run_lease_helpers(
+        tmp_path, f"run_and_gather {plan}; run_and_gather {plan}", engine_args=slow, env={"STOP_AFTER": "30"}
     )
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "SUBMITTER_SYSTEMS_PATH": str(tmp_path / "systems"),
-        "STOP_AFTER": "30",
-    }
-    with (tmp_path / "log.txt").open("w") as log:
-        subprocess.run(["bash", "-c", script], cwd=BENCH.parent, env=env, stdout=log, stderr=log, timeout=300)
     progress = (results / "out" / "progress.txt").read_text()
     assert "STOP_AFTER=30 s reached: stopping it" in progress, progress
     assert re.search(r"exit 130 after \d+ s: submitter run-all", progress), progress
