@@ -8,7 +8,8 @@
 # Run from the checkout on the host after vLLM is in /tmp/site; it takes longer than one command may, so
 # start it detached:
 #   QPS=5 MODES="TEST06 performance accuracy" setsid nohup bash bench/gpu_deepseek_8xh200.sh > /tmp/gpu-deepseek.log 2>&1 &
-# and poll /tmp/gpu-deepseek/progress.txt; the files to bring back are gathered in /tmp/gpu-deepseek/out.
+# then `bash bench/lease_wait.sh /tmp/gpu-deepseek` in calls sent in one batch (its header says why), each bringing
+# back what is gathered so far; the files to bring back are gathered in /tmp/gpu-deepseek/out.
 set -uo pipefail
 export RESULTS=/tmp/gpu-deepseek
 source bench/gpu_host.sh

@@ -2,6 +2,8 @@
 # Sourced by the GPU bench scripts (through gpu_host.sh): what finished when goes to stderr and
 # $RESULTS/progress.txt, never to stdout, so a command's `--json` output redirected into a file stays JSON.
 began=$SECONDS
+# The script's process id, by which bench/lease_wait.sh tells whether it still runs.
+echo "$$" > "$RESULTS/script.pid"
 
 log() { echo "$(date -u +%H:%M:%S) +$((SECONDS - began))s $*" | tee -a "$RESULTS/progress.txt" >&2; }
 timed() {

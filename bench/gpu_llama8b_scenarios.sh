@@ -18,8 +18,8 @@
 # Offline's plan (samples, minutes, memory) goes into offline/progress.txt before it starts. Run from the
 # checkout on the host after vLLM is in /tmp/site, detached:
 #   setsid nohup bash bench/gpu_llama8b_scenarios.sh > /tmp/gpu-llama8b.log 2>&1 &
-# and poll /tmp/gpu-llama8b/progress.txt ("done" ends it); the files to bring back are in
-# /tmp/gpu-llama8b/{offline,server,interactive}/out (and raw-*.json).
+# then `bash bench/lease_wait.sh /tmp/gpu-llama8b` in calls sent in one batch (its header says why); the files to
+# bring back are in /tmp/gpu-llama8b/{offline,server,interactive}/out (and raw-*.json), which it packs.
 set -uo pipefail
 export RESULTS=/tmp/gpu-llama8b
 source bench/gpu_host.sh

@@ -8,7 +8,8 @@
 # each, then carry .stage/site/p04 and .stage/ray/p2 together and run bench/unpack_site.sh first in that
 # call. Run from the checkout on the host, detached (about 15 minutes):
 #   setsid nohup bash bench/gpu_ray_two_nodes.sh > /tmp/gpu-ray.log 2>&1 &
-# and poll /tmp/gpu-ray/progress.txt; the files to bring back are gathered in /tmp/gpu-ray/out.
+# then `bash bench/lease_wait.sh /tmp/gpu-ray` in calls sent in one batch (its header says why); the files to bring
+# back are gathered in /tmp/gpu-ray/out.
 set -uo pipefail
 export RESULTS=/tmp/gpu-ray
 source bench/gpu_host.sh

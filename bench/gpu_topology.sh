@@ -66,8 +66,9 @@
 # Run from the checkout on the host after vLLM is in /tmp/site (bench/unpack_site.sh); it takes 15-25
 # minutes, so start it detached:
 #   QPS=37 setsid nohup bash bench/gpu_topology.sh llama2-70b-99.9 > /tmp/gpu-topology.log 2>&1 &
-# and poll /tmp/gpu-topology/progress.txt; the files to bring back are gathered in /tmp/gpu-topology/out (and
-# one-replica/out, with BASELINE below).
+# then `bash bench/lease_wait.sh /tmp/gpu-topology` in calls sent in one batch (its header says why: the host goes
+# back 30 s after a call); the files to bring back are gathered in /tmp/gpu-topology/out (and one-replica/out,
+# with BASELINE below), which it packs.
 # STOP_AFTER=S (bench/gpu_helpers.sh) stops a run still going S seconds after the script began and gathers what it
 # did: in a 30-minute lease whose fifth call starts this about 3 minutes in, STOP_AFTER=1380 leaves 4 minutes
 # to gather and bring the files back.

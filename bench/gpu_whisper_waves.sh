@@ -9,7 +9,8 @@
 # whisper-large-v3 at full depth, dummy bf16 weights; its model folder (processor and tokenizer) is carried
 # as .stage/mm, vLLM staged in /tmp/site (bench/unpack_site.sh). About 6 minutes with compile caches:
 #   setsid nohup bash bench/gpu_whisper_waves.sh > /tmp/gpu-waves.log 2>&1 &
-# and poll /tmp/gpu-waves/progress.txt; each setting's files are gathered in /tmp/gpu-waves/wave-W/out.
+# then `bash bench/lease_wait.sh /tmp/gpu-waves` in calls sent in one batch (its header says why); each setting's
+# files are gathered in /tmp/gpu-waves/wave-W/out.
 set -uo pipefail
 export RESULTS=/tmp/gpu-waves
 source bench/gpu_host.sh

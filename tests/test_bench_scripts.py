@@ -7,8 +7,10 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import lzma
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tarfile
@@ -62,13 +64,12 @@ def summarize(saved: Path) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def run_lease_helpers(
+def lease_script(
     tmp_path: Path, calls: str, engine_args: dict[str, Any] | None = None, env: dict[str, str] | None = None
-) -> tuple[int, Path]:
+) -> tuple[list[str], dict[str, str], Path]:
     """CALLS of bench/gpu_helpers.sh as a lease script makes them, on the synthetic engine (`fast_cpu`, with
-    ENGINE_ARGS where given) and with the variables ENV; the exit status and the results folder. The
-    venv's python3 comes first, as on a host where it is the only one; output goes to log.txt, since the
-    host watcher's `sleep` outlives the script and would hold a pipe open."""
+    ENGINE_ARGS where given) and with the variables ENV: the command, its environment and its results folder.
+    The venv's python3 comes first, as on a host where it is the only one."""
     changes = {"engine_args": engine_args} if engine_args else {}
     write_dataset(tmp_path / "data.json")
     (tmp_path / "systems").mkdir()
@@ -84,11 +85,87 @@ def run_lease_helpers(
         "SUBMITTER_SYSTEMS_PATH": str(tmp_path / "systems"),
         **(env or {}),
     }
+    return ["bash", "-c", script], environment, results
+
+
+def run_lease_helpers(
+    tmp_path: Path, calls: str, engine_args: dict[str, Any] | None = None, env: dict[str, str] | None = None
+) -> tuple[int, Path]:
+    """`lease_script` run to its end: the exit status and the results folder. Output goes to log.txt, since
+    the host watcher's `sleep` outlives the script and would hold a pipe open."""
+    command, environment, results = lease_script(tmp_path, calls, engine_args, env)
     with (tmp_path / "log.txt").open("w") as log:
-        done = subprocess.run(
-            ["bash", "-c", script], cwd=BENCH.parent, env=environment, stdout=log, stderr=log, timeout=300
-        )
+        done = subprocess.run(command, cwd=BENCH.parent, env=environment, stdout=log, stderr=log, timeout=300)
     return done.returncode, results
+
+
+def lease_wait(*arguments: str, out: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """bench/lease_wait.sh ARGUMENTS, with $OUT set where OUT is given, as a device call runs it."""
+    environment = (
+        {**os.environ, "OUT": str(out)} if out else {k: v for k, v in os.environ.items() if k != "OUT"}
+    )
+    return subprocess.run(
+        ["bash", str(BENCH / "lease_wait.sh"), *arguments],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+    )
+
+
+def test_lease_wait_returns_when_the_detached_script_ends_and_packs_its_files(tmp_path: Path) -> None:
+    """A lease script started detached, as the call that starts a lease's run starts it: lease_wait returns
+    once it has ended and brings back its gathered files and the tail of its log."""
+    plan = "fast_cpu llama3.1-8b --scenario Offline --mode performance --smoke --smoke-samples 64"
+    command, environment, results = lease_script(tmp_path, f"run_and_gather {plan}")
+    detached = f"(setsid nohup {shlex.join(command)} > {tmp_path / 'log.txt'} 2>&1 &)"
+    subprocess.run(["bash", "-c", detached], cwd=BENCH.parent, env=environment, check=True, timeout=60)
+    back = tmp_path / "back"
+    back.mkdir()
+    done = lease_wait(str(results), "240", out=back)
+    assert done.returncode == 0, done.stderr
+    assert "has ended" in done.stdout, done.stdout
+    assert "exit 0 after" in done.stdout  # the progress file's tail
+    with tarfile.open(back / "results.tgz") as packed:
+        members = set(packed.getnames())
+        kept = packed.extractfile("./out/performance.run.json")
+        assert kept is not None and kept.read() == (results / "out" / "performance.run.json").read_bytes()
+        log_tail = packed.extractfile("./run-all.log.tail.xz")
+        assert log_tail is not None
+        assert lzma.decompress(log_tail.read()) == (results / "run-all.log").read_bytes()[-2_000_000:]
+    assert {"./progress.txt", "./out/ledger.jsonl", "./out/summary.md"} <= members
+    assert not any(name.endswith("mlperf_log_detail.txt") for name in members)  # the runs' bulk stays
+
+
+def test_lease_wait_says_a_script_still_running_and_brings_back_its_progress(tmp_path: Path) -> None:
+    results = tmp_path / "gpu-topology"
+    (results / "runs" / "a").mkdir(parents=True)
+    (results / "progress.txt").write_text("09:31:34 +17s gpt-oss-120b target_qps 9.6\n")
+    write_json(results / "runs" / "a" / "progress.json", {"completed": 1395, "samples_per_second": 7.747})
+    still_running = subprocess.Popen(["sleep", "120"])
+    try:
+        (results / "script.pid").write_text(f"{still_running.pid}\n")
+        back = tmp_path / "back"
+        back.mkdir()
+        done = lease_wait(str(results), "1", out=back)
+    finally:
+        still_running.kill()
+        still_running.wait()
+    assert done.returncode == 0, done.stderr
+    assert f"(process {still_running.pid}) is still running after" in done.stdout
+    assert "gpt-oss-120b target_qps 9.6" in done.stdout
+    assert '"completed":1395' in done.stdout
+    with tarfile.open(back / "gpu-topology.tgz") as packed:
+        assert {"./progress.txt", "./runs/a/progress.json"} <= set(packed.getnames())
+
+
+def test_lease_wait_names_a_missing_folder_and_a_bad_wait_with_exit_2(tmp_path: Path) -> None:
+    missing = lease_wait(str(tmp_path / "gpu-topology"), "0")
+    assert missing.returncode == 2
+    assert f"no folder {tmp_path / 'gpu-topology'}" in missing.stderr
+    bad = lease_wait(str(tmp_path), "ten")
+    assert bad.returncode == 2 and "not 'ten'" in bad.stderr
+    assert lease_wait().returncode == 2
 
 
 def test_tune_and_gather_brings_back_the_search_and_its_runs(tmp_path: Path) -> None:
