@@ -62,10 +62,10 @@ if [ -n "${OUT:-}" ]; then
   (
     cd "$results" || exit
     {
-      find . -maxdepth 1 -type f \( -name '*.txt' -o -name '*.json' -o -name '*.md' \)
+      find . -maxdepth 1 -type f \( -name '*.txt' -o -name '*.json' -o -name '*.md' \) -print0
       find . -type f \( -path '*/out/*' -o -name run.json -o -name progress.json -o -name mlperf_log_summary.txt \
-        -o -name ledger.jsonl \)
-    } | sort -u | xargs -r cp --parents -t "$bundle"
+        -o -name ledger.jsonl \) -print0
+    } | sort -zu | xargs -0r cp --parents -t "$bundle"
     find . -name '*.log' -type f -print0 | while IFS= read -r -d '' log; do
       mkdir -p "$bundle/$(dirname "$log")"
       tail -c 2000000 "$log" | xz -6 > "$bundle/$log.tail.xz"
