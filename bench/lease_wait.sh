@@ -52,9 +52,9 @@ newest=$(find "$results" -name progress.json -printf '%T@ %p\n' 2> /dev/null | s
 if [ -n "$newest" ]; then
   echo "-- ${newest#"$results"/}: $(tr -d ' \n' < "$newest")"
 fi
-if [ -f "$results/host-load.txt" ]; then
+if [ -f "$results/host-load.txt" ]; then  # a reading begins with its time (watch_host, gpu_helpers.sh)
   echo "-- the host's last load reading:"
-  tail -n 14 "$results/host-load.txt"
+  tac "$results/host-load.txt" | sed '/^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]$/q' | tac
 fi
 
 if [ -n "${OUT:-}" ]; then

@@ -126,6 +126,8 @@ def test_lease_wait_returns_when_the_detached_script_ends_and_packs_its_files(tm
     assert done.returncode == 0, done.stderr
     assert "has ended" in done.stdout, done.stdout
     assert "exit 0 after" in done.stdout  # the progress file's tail
+    last_reading = done.stdout.split("-- the host's last load reading:\n")[1]
+    assert re.match(r"\d\d:\d\d:\d\d\n", last_reading)  # whole, from its time on
     with tarfile.open(back / "results.tgz") as packed:
         members = set(packed.getnames())
         kept = packed.extractfile("./out/performance.run.json")
