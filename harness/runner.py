@@ -24,7 +24,13 @@ import msgspec
 
 from compliance.registry import AuditContext, audit_config_path, audit_test
 from harness import environment, ledger, preflight
-from harness.benchmarks.registry import benchmark_plugin, load_plugin, response_dtype, sample_media
+from harness.benchmarks.registry import (
+    benchmark_plugin,
+    load_plugin,
+    mean_prompt_tokens,
+    response_dtype,
+    sample_media,
+)
 from harness.cpu_shares import TORCH_THREADS_VARIABLE, renderer_workers, with_engine_threads
 from harness.early_abort import Limits
 from harness.engine_session import EngineSession, worker_environment
@@ -203,19 +209,27 @@ class DatasetCheck:
     limit: int | None
     size: int
     sha256: str
-    # Mean prompt plus reference answer in tokens, where the data set records its answers' lengths.
+    # Mean prompt (as the engine holds it) plus reference answer in tokens, where the data set records its
+    # answers' lengths.
     mean_sequence_tokens: int | None = None
 
 
 @cache
 def _check_dataset(
-    plugin: str, path: Path, stamp: tuple[int, int], limit: int | None, max_input_tokens: int
+    plugin: str,
+    path: Path,
+    stamp: tuple[int, int],
+    limit: int | None,
+    max_input_tokens: int,
+    model: Path | None,
 ) -> DatasetCheck:
     """Validated once per file version: run-all plans many runs on the same 13368 prompts."""
-    prompts = load_plugin(plugin).load_samples(path, limit=limit, max_input_tokens=max_input_tokens)
+    loaded = load_plugin(plugin)
+    prompts = loaded.load_samples(path, limit=limit, max_input_tokens=max_input_tokens)
     mean = None
-    if prompts.output_lengths:
-        mean = round(prompts.mean_length + sum(prompts.output_lengths) / len(prompts.output_lengths))
+    prompt_mean = mean_prompt_tokens(loaded, prompts, model) if prompts.output_lengths else None
+    if prompts.output_lengths and prompt_mean is not None:
+        mean = round(prompt_mean + sum(prompts.output_lengths) / len(prompts.output_lengths))
     return DatasetCheck(path, limit, len(prompts), dataset_digest(path), mean)
 
 
@@ -235,17 +249,23 @@ def dataset_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def check_dataset(plugin: str, path: Path, limit: int | None, max_input_tokens: int) -> DatasetCheck:
+def check_dataset(
+    plugin: str, path: Path, limit: int | None, max_input_tokens: int, model: Path | None
+) -> DatasetCheck:
+    """The data set checked, with its mean sequence counted for `model`'s folder where its prompts are
+    rendered by the engine."""
     try:
         statuses = [file.stat() for file in _dataset_files(path)]
     except OSError:
         stamp = (0, 0)  # load_prompts explains what is wrong with the path
     else:
         stamp = (max((s.st_mtime_ns for s in statuses), default=0), sum(s.st_size for s in statuses))
-    return _check_dataset(plugin, path, stamp, limit, max_input_tokens)
+    return _check_dataset(plugin, path, stamp, limit, max_input_tokens, model)
 
 
-def _dataset_for(request: RunRequest, setup: BenchmarkSetup, benchmark: BenchmarkRules) -> DatasetCheck:
+def _dataset_for(
+    request: RunRequest, setup: BenchmarkSetup, benchmark: BenchmarkRules, model: Path | None
+) -> DatasetCheck:
     path = request.dataset or (Path(setup.dataset_path) if setup.dataset_path else None)
     if path is None:
         raise UsageProblem(
@@ -269,7 +289,7 @@ def _dataset_for(request: RunRequest, setup: BenchmarkSetup, benchmark: Benchmar
             f"real shape: submitter data synth --benchmark {request.benchmark} --out {folder}"
         )
     limit = request.smoke.samples if request.smoke else None
-    dataset = check_dataset(benchmark.plugin, path, limit, benchmark.generation.max_input_tokens)
+    dataset = check_dataset(benchmark.plugin, path, limit, benchmark.generation.max_input_tokens, model)
     if not request.smoke and dataset.size != expected_size:
         raise SubmitterError(
             f"dataset {path} has {dataset.size} records; {request.benchmark} runs on "
@@ -347,7 +367,8 @@ def plan_run(request: RunRequest) -> RunPlan:
     found.check(preflight.check_backend_takes_media, backend, media, where)
     if engine_facts.checks_endpoints:
         found.check(preflight.check_endpoints, list(args.get("endpoints", [])))
-    dataset = found.check(_dataset_for, request, setup, benchmark)
+    folder = preflight.model_folder(resolved[0]) if resolved is not None and engine_facts.needs_gpu else None
+    dataset = found.check(_dataset_for, request, setup, benchmark, folder)
     memory = None
     if placement is not None and resolved is not None and engine_facts.needs_gpu:
         mean_tokens = dataset.mean_sequence_tokens if dataset is not None else None

@@ -28,6 +28,8 @@ from harness.engines.openai import OpenAIEngine
 from harness.engines.synthetic import SyntheticEngine
 from harness.media import AudioClip, ImageChat
 from harness.preflight import check_backend_takes_media
+from harness.prompts import Prompts
+from harness.runner import check_dataset
 from harness.stand_in_models import DEMO_ANSWERS, prompt_key
 from submitter.errors import SubmitterError, UsageProblem
 from submitter.evaluation.accuracy_log import LoggedPayload
@@ -241,6 +243,92 @@ def test_qwen_chat_is_the_references_with_the_image_resaved_inline(catalogue: Pa
 def test_qwen_refuses_a_folder_without_shards(tmp_path: Path) -> None:
     with pytest.raises(UsageProblem, match=r"no train-\*\.parquet or test-\*\.parquet shards"):
         qwen3_vl_235b_a22b.load_samples(tmp_path, limit=None)
+
+
+QWEN_SPECIALS = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>")
+
+
+@pytest.fixture
+def qwen_model_folder(tmp_path: Path) -> Path:
+    """A model folder with a word-level tokenizer (one token per word or run of punctuation, one per
+    special token) and Qwen3-VL's patch, merge and pixel limits."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    tokenizer = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.add_special_tokens(list(QWEN_SPECIALS))
+    tokenizer.save(str(folder / "tokenizer.json"))
+    vision = {"patch_size": 16, "spatial_merge_size": 2}
+    (folder / "config.json").write_text(json.dumps({"vision_config": vision}))
+    size = {"shortest_edge": 65536, "longest_edge": 16777216}
+    (folder / "preprocessor_config.json").write_text(json.dumps({"size": size}))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "tokens"),
+    [
+        (1000, 750, 31 * 23),  # 1000/32 rounds to 31, 750/32 to 23: 992 x 736 pixels
+        (100, 100, 8 * 8),  # below 65,536 pixels: scaled by 2.56 to 256 x 256
+        (6000, 4000, 156 * 104),  # over 16,777,216 pixels: scaled by 1/1.196 to 4,992 x 3,328
+    ],
+)
+def test_qwen_image_tokens_follow_the_processors_resize(width: int, height: int, tokens: int) -> None:
+    image_tokens = qwen3_vl_235b_a22b.prompt_tokens.image_tokens
+    assert image_tokens(width, height, 16, 2, 65536, 16777216) == tokens
+
+
+def jpeg_bytes(width: int, height: int) -> bytes:
+    saved = BytesIO()
+    Image.new("RGB", (width, height), (200, 10, 10)).save(saved, format="JPEG")
+    return saved.getvalue()
+
+
+def test_qwen_prompt_in_the_engine_is_its_framed_text_and_its_image(
+    tmp_path: Path, qwen_model_folder: Path
+) -> None:
+    messages = (
+        {"role": "system", "content": "a b c"},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "d e"}, {"type": "image_url", "image_url": {}}],
+        },
+    )
+    prompts = Prompts(tmp_path, (array("i"),), (5,), media=(ImageChat(messages, (jpeg_bytes(1000, 750),)),))
+    # <|im_start|> system a b c <|im_end|>, <|im_start|> user d e <|vision_start|> <|vision_end|> <|im_end|>,
+    # <|im_start|> assistant: 15 text tokens, and the image's 31 x 23.
+    assert qwen3_vl_235b_a22b.engine_prompt_lengths(prompts, qwen_model_folder) == (15 + 713,)
+    (qwen_model_folder / "tokenizer.json").unlink()
+    assert qwen3_vl_235b_a22b.engine_prompt_lengths(prompts, qwen_model_folder) is None
+    assert qwen3_vl_235b_a22b.engine_prompt_lengths(prompts, None) is None
+
+
+def test_qwen_data_sets_mean_sequence_counts_the_images(tmp_path: Path, qwen_model_folder: Path) -> None:
+    """The memory plan's mean sequence: each chat's words and specials, its photo's tokens, its answer."""
+    records = qwen3_vl_235b_a22b.synthesize_records(
+        6, ROUND.benchmark("qwen3-vl-235b-a22b").generation, seed=5
+    )
+    qwen3_vl_235b_a22b.write_dataset(tmp_path / "set", records)
+    prompts = qwen3_vl_235b_a22b.load_samples(tmp_path / "set", limit=None)
+    counted = []
+    for chat in prompts.media:
+        text = qwen3_vl_235b_a22b.prompt_tokens.framed_text(chat)
+        specials = sum(text.count(special) for special in QWEN_SPECIALS)
+        for special in QWEN_SPECIALS:
+            text = text.replace(special, " ")
+        width, height = Image.open(BytesIO(chat.images[0])).size
+        photo = round(width / 32) * round(height / 32)  # product photos lie within the pixel limits
+        counted.append(specials + len(re.findall(r"\w+|[^\w\s]+", text)) + photo)
+    answers = [record["tok_ref_output_len"] for record in records]
+    checked = check_dataset("qwen3_vl_235b_a22b", tmp_path / "set", None, 10**6, qwen_model_folder)
+    assert checked.mean_sequence_tokens == round(sum(counted) / 6 + sum(answers) / 6)
+    assert checked.mean_sequence_tokens > 500 + sum(answers) / 6  # the photos: hundreds of tokens each
+    # Without the model's files the mean is unknown, rather than the answers' lengths alone.
+    assert (
+        check_dataset("qwen3_vl_235b_a22b", tmp_path / "set", None, 10**6, None).mean_sequence_tokens is None
+    )
 
 
 def test_qwen_accuracy_is_hierarchical_f1_over_the_log(tmp_path: Path, catalogue: Path) -> None:

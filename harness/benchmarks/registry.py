@@ -47,6 +47,9 @@ class BenchmarkPlugin(Protocol):
     # SAMPLE_MEDIA: str
     # Optional: numpy's name for one element of a logged response; absent: "int32" (token ids).
     # RESPONSE_DTYPE: str
+    # Optional, for samples whose prompt the engine renders from their media (no token ids): each prompt's
+    # tokens in the engine, counted with the model folder's files; None where they do not say.
+    # def engine_prompt_lengths(prompts: Prompts, model: Path | None) -> tuple[int, ...] | None: ...
 
 
 _REQUIRED = (
@@ -73,6 +76,16 @@ def benchmark_plugin(rules: BenchmarkRules) -> BenchmarkPlugin:
 def sample_media(plugin: BenchmarkPlugin) -> str | None:
     """ "audio" or "image" for plug-ins whose samples carry them; None for text benchmarks."""
     return getattr(plugin, "SAMPLE_MEDIA", None)
+
+
+def mean_prompt_tokens(plugin: BenchmarkPlugin, prompts: Prompts, model: Path | None) -> float | None:
+    """The mean prompt's tokens in the engine: its token ids', or the plug-in's count where the engine
+    renders the prompt from the sample's media; None where that count needs what `model` lacks."""
+    count = getattr(plugin, "engine_prompt_lengths", None)
+    if count is None:
+        return prompts.mean_length
+    lengths = count(prompts, model)
+    return sum(lengths) / len(lengths) if lengths else None
 
 
 def response_dtype(plugin: BenchmarkPlugin) -> str:
