@@ -319,7 +319,7 @@ def test_qwen_data_sets_mean_sequence_counts_the_images(tmp_path: Path, qwen_mod
         for special in QWEN_SPECIALS:
             text = text.replace(special, " ")
         width, height = Image.open(BytesIO(chat.images[0])).size
-        photo = round(width / 32) * round(height / 32)  # product photos lie within the pixel limits
+        photo = qwen3_vl_235b_a22b.prompt_tokens.image_tokens(width, height, 16, 2, 65536, 16777216)
         counted.append(specials + len(re.findall(r"\w+|[^\w\s]+", text)) + photo)
     answers = [record["tok_ref_output_len"] for record in records]
     checked = check_dataset("qwen3_vl_235b_a22b", tmp_path / "set", None, 10**6, qwen_model_folder)

@@ -2,18 +2,22 @@
 
 Records follow the real catalogue: a title, a description (some with HTML in it, as shop descriptions
 have), a handful of candidate categories in Google's product taxonomy style, one of them the truth, a
-brand (sometimes none) and a second-hand flag. The photos are JPEGs of product-photo sizes (assumed:
-square and 4:3 shots of 600 to 1,600 pixels a side; the real size profile is not published), each a
-plain backdrop with a coloured object. Answers are the JSON the model gives (Red Hat's v6.0 logs: about
-140 characters, 38 tokens), written with json.dumps(indent=2) as those are.
+brand (sometimes none) and a second-hand flag. The lengths follow the real catalogue's profile
+(profile.json, read off the reference's notebook): each photo's visual tokens and each chat's text tokens are
+drawn from its histograms, the photo made a square JPEG of that many 32-pixel patches (a plain backdrop with
+a coloured object), the description as long as the drawn text needs. Answers are the JSON the model gives
+(Red Hat's v6.0 logs: about 140 characters, 38 tokens), written with json.dumps(indent=2) as those are.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
+from functools import cache
 from io import BytesIO
 from pathlib import Path
+from typing import Any
 
 from harness.benchmarks.demo_text import write_text_demo_model
 from harness.benchmarks.qwen3_vl_235b_a22b.dataset import (
@@ -62,20 +66,28 @@ _WORDS = [
     "steel",
     "cotton",
 ]
-_SIDES = (600, 800, 1000, 1200, 1600)
 _SECONDHAND_SHARE = 0.08
-_TOKENS_PER_ANSWER = 38
+_PATCH_PIXELS = 32  # a visual token's side: 16-pixel patches merged 2 x 2, as the notebook counts them
+
+
+@cache
+def profile() -> dict[str, Any]:
+    return json.loads((Path(__file__).resolve().parent / "profile.json").read_text(encoding="utf-8"))
+
+
+def _drawn(draw: random.Random, bins: list[list[int]]) -> int:
+    """A count drawn from a histogram's bins ([lower, upper, samples]), evenly within its bin."""
+    lower, upper, _ = draw.choices(bins, weights=[samples for *_, samples in bins])[0]
+    return draw.randrange(lower, upper)
 
 
 def _photo(draw: random.Random) -> bytes:
     from PIL import Image, ImageDraw
 
-    side = draw.choice(_SIDES)
-    size = (side, side) if draw.random() < 0.6 else (side, side * 3 // 4)
-    image = Image.new("RGB", size, tuple(draw.randrange(200, 256) for _ in range(3)))
+    side = max(1, round(math.sqrt(_drawn(draw, profile()["visual_token_bins"])))) * _PATCH_PIXELS
+    image = Image.new("RGB", (side, side), tuple(draw.randrange(200, 256) for _ in range(3)))
     drawing = ImageDraw.Draw(image)
-    width, height = size
-    box = (width // 5, height // 5, width * 4 // 5, height * 4 // 5)
+    box = (side // 5, side // 5, side * 4 // 5, side * 4 // 5)
     colour = tuple(draw.randrange(0, 200) for _ in range(3))
     (drawing.ellipse if draw.random() < 0.5 else drawing.rectangle)(box, fill=colour)
     saved = BytesIO()
@@ -84,7 +96,11 @@ def _photo(draw: random.Random) -> bytes:
 
 
 def _description(draw: random.Random, words: list[str]) -> str:
-    text = " ".join(draw.choice(_WORDS) for _ in range(draw.randrange(20, 80)))
+    """As many words as the chat's drawn text tokens leave for the description, at least ten."""
+    shape = profile()
+    left = _drawn(draw, shape["text_token_bins"]) - shape["text_around_the_description"]
+    count = max(10, round(left / shape["tokens_per_description_word"]))
+    text = " ".join(draw.choice(_WORDS) for _ in range(count))
     if draw.random() < 0.2:  # shop descriptions often carry their HTML
         return f'<div class="product"><p>{" ".join(words)}</p><p>{text}</p></div>'
     return f"{' '.join(words).capitalize()}. {text}."
@@ -107,7 +123,7 @@ def synthesize_records(count: int, generation: GenerationRules, seed: int) -> li
                 "ground_truth_category": truth,
                 "ground_truth_brand": draw.choice(_BRANDS),
                 "ground_truth_is_secondhand": draw.random() < _SECONDHAND_SHARE,
-                OUTPUT_LENGTH_COLUMN: _TOKENS_PER_ANSWER + draw.randrange(-8, 9),
+                OUTPUT_LENGTH_COLUMN: profile()["tokens_per_answer"] + draw.randrange(-8, 9),
                 SPLIT_KEY: "train" if number < count * 0.8 else "test",
             }
         )
