@@ -44,8 +44,10 @@
 #
 # A full-length run of the last two would take hours (equal-issue sets of 48,289 and 8,313 samples at a few
 # samples/s), so they run as labelled trials (`--smoke --smoke-samples`) sized for 8-10 minutes of steady
-# generation at the rate expected (qwen3-vl 6-8 samples/s on four H100s: 5.75 eager over 600 samples, the
-# first answer at 62 s; 405b about 0.3).
+# generation at the rate expected (405b about 0.3). qwen3-vl made 10.47 samples/s compiled as one TP=2 group on
+# two H200s (REPLICAS=1 TP=2 QPS=4 SAMPLES=5200, asked as nvidia-h200-x2 with needs_h200: 110.6 GiB a GPU does
+# not fit H100s; 8.3 minutes, the thirteenth lease in bench/RESULTS.md) over records whose prompts were 0.73 of
+# those `data synth` now makes (the catalogue's profile): there, SAMPLES=4200 for about 9 minutes.
 #
 # Offline issues max(min queries, 1.1 x 600 s x target_qps) rounded up to whole data sets, and is VALID only
 # where the engine needs 600 s or more for them: pick QPS from the rate expected on the GPUs lent (the plan's
