@@ -55,7 +55,9 @@
 # 33.5 samples/s; mixtral-8x7b did 43.4 as one TP=2 group of H100s, and about 30 on one H100 alone (a profiled
 # 2,000-sample pass); gpt-oss-120b (5,015 prompt and 1,281 answer tokens a sample) is not yet measured at
 # full length: on four H200s, where four TP=1 replicas may pass 10.7 samples/s, QPS=19 (two sets, 12,792)
-# is VALID up to 21.3;
+# is VALID up to 21.3; on two H200s, REPLICAS=2 TP=1 QPS=9.6 (one set; planned per GPU: weights 60.8 GiB, KV
+# cache 66.1 GiB, 599 sequences at the data set's mean), about 14 minutes at the one-H200 smoke's 4,613
+# tokens/s a GPU, 21 with the staging and the start;
 # whisper's requests go in by waves, so its rate depends on the host's CPUs: BASELINE=14 (below) runs one
 # replica first, 9,798 samples in 1-3 minutes, and sizes the replicas' QPS from it (two H100s: 61.44 alone,
 # 119.91 as two replicas, 0.976 of two times one; bench/RESULTS.md, the tenth lease).
