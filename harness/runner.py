@@ -227,9 +227,10 @@ def _check_dataset(
     loaded = load_plugin(plugin)
     prompts = loaded.load_samples(path, limit=limit, max_input_tokens=max_input_tokens)
     mean = None
-    prompt_mean = mean_prompt_tokens(loaded, prompts, model) if prompts.output_lengths else None
-    if prompts.output_lengths and prompt_mean is not None:
-        mean = round(prompt_mean + sum(prompts.output_lengths) / len(prompts.output_lengths))
+    if prompts.output_lengths:
+        prompt_mean = mean_prompt_tokens(loaded, prompts, model)
+        if prompt_mean is not None:
+            mean = round(prompt_mean + sum(prompts.output_lengths) / len(prompts.output_lengths))
     return DatasetCheck(path, limit, len(prompts), dataset_digest(path), mean)
 
 

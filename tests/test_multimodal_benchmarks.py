@@ -331,6 +331,34 @@ def test_qwen_data_sets_mean_sequence_counts_the_images(tmp_path: Path, qwen_mod
     )
 
 
+def test_qwen_synthetic_records_follow_the_catalogues_histograms() -> None:
+    """Photos and descriptions drawn from profile.json's histograms: 400 records land in the bins as often
+    as the catalogue's 48,289 samples do, within sampling error."""
+    profile = json.loads(Path(qwen3_vl_235b_a22b.synthetic.__file__).with_name("profile.json").read_text())
+    rules = ROUND.benchmark("qwen3-vl-235b-a22b").generation
+    records = qwen3_vl_235b_a22b.synthesize_records(400, rules, seed=11)
+    sides = [Image.open(BytesIO(record["product_image"]["bytes"])).size for record in records]
+    assert all(width == height and width % 32 == 0 for width, height in sides)
+    visual = [(width // 32) ** 2 for width, _ in sides]  # the notebook's count: 32-pixel patches
+
+    def share(values: list[int], upper: int) -> float:
+        return sum(value < upper for value in values) / len(values)
+
+    def expected(bins: list[list[int]], upper: int) -> float:
+        return sum(count for _, top, count in bins if top <= upper) / sum(count for *_, count in bins)
+
+    # Under 741 tokens: 23,880 of 48,289; under 1,978: 38,210. The square root's rounding moves a photo by
+    # at most one patch row, so the bin edges blur by a few dozen tokens.
+    for upper in (741, 1978):
+        assert abs(share(visual, upper) - expected(profile["visual_token_bins"], upper)) < 0.08
+    words = [len(str(record["product_description"]).split()) for record in records]
+    text = [
+        profile["text_around_the_description"] + n * profile["tokens_per_description_word"] for n in words
+    ]
+    # Text under 958 tokens: 36,800 of 48,289 (the description's own wrapping words put it a little over).
+    assert abs(share(text, 958) - expected(profile["text_token_bins"], 958)) < 0.08
+
+
 def test_qwen_accuracy_is_hierarchical_f1_over_the_log(tmp_path: Path, catalogue: Path) -> None:
     answers = [
         json.dumps({"category": "A > B > X", "brand": "Acme", "is_secondhand": False}),  # 2 of 3 levels

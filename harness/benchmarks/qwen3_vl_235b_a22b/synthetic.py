@@ -71,7 +71,8 @@ _PATCH_PIXELS = 32  # a visual token's side: 16-pixel patches merged 2 x 2, as t
 
 
 @cache
-def profile() -> dict[str, Any]:
+def length_profile() -> dict[str, Any]:
+    """The real catalogue's histograms and the measured text around a description (profile.json)."""
     return json.loads((Path(__file__).resolve().parent / "profile.json").read_text(encoding="utf-8"))
 
 
@@ -84,7 +85,7 @@ def _drawn(draw: random.Random, bins: list[list[int]]) -> int:
 def _photo(draw: random.Random) -> bytes:
     from PIL import Image, ImageDraw
 
-    side = max(1, round(math.sqrt(_drawn(draw, profile()["visual_token_bins"])))) * _PATCH_PIXELS
+    side = max(1, round(math.sqrt(_drawn(draw, length_profile()["visual_token_bins"])))) * _PATCH_PIXELS
     image = Image.new("RGB", (side, side), tuple(draw.randrange(200, 256) for _ in range(3)))
     drawing = ImageDraw.Draw(image)
     box = (side // 5, side // 5, side * 4 // 5, side * 4 // 5)
@@ -97,7 +98,7 @@ def _photo(draw: random.Random) -> bytes:
 
 def _description(draw: random.Random, words: list[str]) -> str:
     """As many words as the chat's drawn text tokens leave for the description, at least ten."""
-    shape = profile()
+    shape = length_profile()
     left = _drawn(draw, shape["text_token_bins"]) - shape["text_around_the_description"]
     count = max(10, round(left / shape["tokens_per_description_word"]))
     text = " ".join(draw.choice(_WORDS) for _ in range(count))
@@ -123,7 +124,7 @@ def synthesize_records(count: int, generation: GenerationRules, seed: int) -> li
                 "ground_truth_category": truth,
                 "ground_truth_brand": draw.choice(_BRANDS),
                 "ground_truth_is_secondhand": draw.random() < _SECONDHAND_SHARE,
-                OUTPUT_LENGTH_COLUMN: profile()["tokens_per_answer"] + draw.randrange(-8, 9),
+                OUTPUT_LENGTH_COLUMN: length_profile()["tokens_per_answer"] + draw.randrange(-8, 9),
                 SPLIT_KEY: "train" if number < count * 0.8 else "test",
             }
         )
