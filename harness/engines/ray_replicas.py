@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +31,10 @@ from submitter.systems.backends import backend_info
 
 _RESERVE_TIMEOUT_S = 120.0
 _POLL_S = 0.5  # how long an actor holds an events call open when it has nothing to report
+# How long a replica's lost actor waits for Ray to declare its node dead: the actor's connection drops at
+# once, while Ray's health checks declare the node dead after health_check_period_ms x
+# health_check_failure_threshold (3 s x 5 by default).
+_NODE_DEATH_WAIT_S = 30.0
 
 
 class _Outbox:
@@ -250,10 +255,17 @@ class RayReplicas:
                     polls[self._actors[replica].events.remote(_POLL_S)] = replica
 
     def _lost_reason(self, replica: int, error: Exception) -> str:
-        """Which node went away, when the replica's actor did: the node Ray no longer lists as alive."""
-        alive = {node["NodeID"] for node in self._ray.nodes() if node["Alive"]}
+        """Which node went away, when the replica's actor did: the node Ray no longer lists as alive, once
+        its health checks have told (an actor that died on a live node waits them out, then says so)."""
         where = [stage for stage in self._stages if stage.replica == replica]
-        gone = [self._nodes[stage.node_id].name for stage in where if stage.node_id not in alive]
+        actor_lost = isinstance(error, self._ray.exceptions.RayActorError)
+        deadline = time.monotonic() + _NODE_DEATH_WAIT_S
+        while True:
+            alive = {node["NodeID"] for node in self._ray.nodes() if node["Alive"]}
+            gone = [self._nodes[stage.node_id].name for stage in where if stage.node_id not in alive]
+            if gone or not actor_lost or time.monotonic() >= deadline:
+                break
+            time.sleep(_POLL_S)
         if gone:
             return (
                 f"node {', '.join(dict.fromkeys(gone))} left the Ray cluster during the run (replica "
