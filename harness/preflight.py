@@ -201,16 +201,9 @@ def place_engines_on_cluster(
     return place_on_cluster(setup, cluster, nodes, system, where, check_kind=backend_info(backend).needs_gpu)
 
 
-def model_folder(model: str) -> Path | None:
-    """The checkpoint's folder: the model itself, or its newest downloaded hub snapshot with a config.json."""
-    folder = Path(model)
-    snapshots = [folder] if folder.is_dir() else hub.snapshots(model)
-    return next((snapshot for snapshot in snapshots if (snapshot / "config.json").is_file()), None)
-
-
 def model_config(model: str) -> dict[str, Any] | None:
-    """The checkpoint's config.json, from its folder (`model_folder`)."""
-    folder = model_folder(model)
+    """The checkpoint's config.json: in its folder, or in the newest downloaded hub snapshot."""
+    folder = hub.model_folder(model, "config.json")
     if folder is None:
         return None
     try:

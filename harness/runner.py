@@ -368,7 +368,7 @@ def plan_run(request: RunRequest) -> RunPlan:
     found.check(preflight.check_backend_takes_media, backend, media, where)
     if engine_facts.checks_endpoints:
         found.check(preflight.check_endpoints, list(args.get("endpoints", [])))
-    folder = preflight.model_folder(resolved[0]) if resolved is not None and engine_facts.needs_gpu else None
+    folder = hub.model_folder(resolved[0], "config.json") if resolved and engine_facts.needs_gpu else None
     dataset = found.check(_dataset_for, request, setup, benchmark, folder)
     memory = None
     if placement is not None and resolved is not None and engine_facts.needs_gpu:

@@ -24,3 +24,11 @@ def snapshots(name: str) -> list[Path]:
     if not folder.is_dir():
         return []
     return sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def model_folder(model: str, file: str) -> Path | None:
+    """The folder holding a model's `file`: the model directory itself, or the newest downloaded snapshot of a
+    hub name that has it."""
+    local = Path(model).expanduser()
+    candidates = [local] if local.is_dir() else snapshots(model)
+    return next((folder for folder in candidates if (folder / file).is_file()), None)

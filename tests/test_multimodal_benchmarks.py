@@ -300,6 +300,9 @@ def test_qwen_prompt_in_the_engine_is_its_framed_text_and_its_image(
     # <|im_start|> system a b c <|im_end|>, <|im_start|> user d e <|vision_start|> <|vision_end|> <|im_end|>,
     # <|im_start|> assistant: 15 text tokens, and the image's 31 x 23.
     assert qwen3_vl_235b_a22b.engine_prompt_lengths(prompts, qwen_model_folder) == (15 + 713,)
+    (qwen_model_folder / "tokenizer.json").write_text('{"model": "cut off')
+    with pytest.raises(UsageProblem, match=r"tokenizer\.json cannot be loaded as a tokenizer"):
+        qwen3_vl_235b_a22b.engine_prompt_lengths(prompts, qwen_model_folder)
     (qwen_model_folder / "tokenizer.json").unlink()
     assert qwen3_vl_235b_a22b.engine_prompt_lengths(prompts, qwen_model_folder) is None
     assert qwen3_vl_235b_a22b.engine_prompt_lengths(prompts, None) is None

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from submitter.errors import SubmitterError, UsageProblem
-from submitter.hub import snapshots
+from submitter.hub import model_folder
 
 TOKENIZER_FILE = "tokenizer.json"
 
@@ -41,9 +41,7 @@ def clean_up_spaces(text: str) -> str:
 
 def find_tokenizer(model: str) -> Path | None:
     """The folder with the model's tokenizer.json: the model directory, or a hub name's newest snapshot."""
-    local = Path(model).expanduser()
-    candidates = [local] if local.is_dir() else snapshots(model)
-    return next((folder for folder in candidates if (folder / TOKENIZER_FILE).is_file()), None)
+    return model_folder(model, TOKENIZER_FILE)
 
 
 def load_detokenizer(

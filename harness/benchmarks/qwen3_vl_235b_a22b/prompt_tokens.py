@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.media import ImageChat
 from harness.prompts import Prompts
+from submitter.errors import UsageProblem
 
 
 def image_tokens(width: int, height: int, patch: int, merge: int, min_pixels: int, max_pixels: int) -> int:
@@ -73,10 +74,15 @@ def engine_prompt_lengths(prompts: Prompts, model: Path | None) -> tuple[int, ..
     from PIL import Image
     from tokenizers import Tokenizer
 
+    try:
+        tokenizer = Tokenizer.from_file(str(model / "tokenizer.json"))
+    except Exception as exc:  # the Rust library raises its own exception types
+        raise UsageProblem(
+            f"{model / 'tokenizer.json'} cannot be loaded as a tokenizer ({exc}); the engine would fail on "
+            "it too: copy the checkpoint's tokenizer.json again"
+        ) from None
     chats = [chat for chat in prompts.media if isinstance(chat, ImageChat)]
-    encoded = Tokenizer.from_file(str(model / "tokenizer.json")).encode_batch(
-        [framed_text(chat) for chat in chats], add_special_tokens=False
-    )
+    encoded = tokenizer.encode_batch([framed_text(chat) for chat in chats], add_special_tokens=False)
     lengths = []
     for chat, text in zip(chats, encoded, strict=True):
         sizes = [Image.open(BytesIO(image)).size for image in chat.images]  # reads the header only
