@@ -22,8 +22,9 @@
 # 2,000-sample pass, so the group ran at 0.72 or less of two times one: next, REPLICAS=2 TP=1 QPS=60 (three sets,
 # VALID up to 75 samples/s). gpt-oss-120b as 2 x TP=1 on two H100s had not finished its 6,396 samples after
 # 22.5 minutes (the eleventh lease in bench/RESULTS.md), about 11 of them lost to Triton compiles (below), and
-# 8.6 GiB of KV cache a GPU holds only about 78 of its 6,300-token sequences. As TP=2 a group holds 231
-# sequences of 20,480 tokens (run-all --dry-run): the table's 2 x TP=2 on four H100s is the next lease.
+# 8.6 GiB of KV cache a GPU holds only about 78 of its 6,300-token sequences. As TP=2 a group holds 229
+# sequences of 20,480 tokens: the table's 2 x TP=2 on four H100s made 9.23 samples/s, VALID in 693 s (QPS=9.6,
+# STOP_AFTER=1380; the fourteenth lease).
 # gpt-oss-120b's token budget is 1,024 a step, the largest CUDA graph vLLM captures for it: in vLLM 0.26 the
 # Triton MoE's routing kernels (vLLM's bundled triton_kernels) compile once for every 32 tokens of a step's
 # size, so a step larger than the largest graph, which runs with its own size, compiles at run time (77-81 %
@@ -53,8 +54,8 @@
 # where the engine needs 600 s or more for them: pick QPS from the rate expected on the GPUs lent (the plan's
 # dry run, printed into the progress file, says how many samples QPS asks). llama2-70b on 4x H100 SXM did
 # 33.5 samples/s; mixtral-8x7b did 43.4 as one TP=2 group of H100s, and about 30 on one H100 alone (a profiled
-# 2,000-sample pass); gpt-oss-120b (5,015 prompt and 1,281 answer tokens a sample) is not yet measured at
-# full length: on four H200s, where four TP=1 replicas may pass 10.7 samples/s, QPS=19 (two sets, 12,792)
+# 2,000-sample pass); gpt-oss-120b (5,015 prompt and 1,281 answer tokens a sample) did 9.23 as two TP=2 groups
+# of H100s: on four H200s, where four TP=1 replicas may pass 10.7 samples/s, QPS=19 (two sets, 12,792)
 # is VALID up to 21.3; on two H200s, REPLICAS=2 TP=1 QPS=9.6 (one set; planned per GPU: weights 60.8 GiB, KV
 # cache 66.1 GiB, 599 sequences at the data set's mean), about 14 minutes at the one-H200 smoke's 4,613
 # tokens/s a GPU, 21 with the staging and the start;
