@@ -33,8 +33,10 @@
 # 1,024 every step is padded to a captured size, whose kernels compile while the graphs are captured.
 # TP=N (with REPLICAS) makes each replica a group of N GPUs instead of the table's: TP=1 REPLICAS=1 is the
 # one-GPU figure a group's scaling is measured against, on a one-GPU lease where the model fits one GPU.
-# SCENARIO=Server QPS=RATE runs the Server scenario instead, where the descriptor sets it up (llama2-70b-99.9 and
-# mixtral-8x7b, on vllm-async): `submitter tune-qps` from RATE, then its best VALID rate at full length. On two
+# SCENARIO=Server QPS=RATE runs the Server scenario instead, where the descriptor sets it up (llama2-70b-99.9,
+# mixtral-8x7b and gpt-oss-120b, on vllm-async): `submitter tune-qps` from RATE, then its best VALID rate at full
+# length. gpt-oss-120b on four H100s: SCENARIO=Server QPS=7.8 (0.85 of its Offline 9.23; one set of 6,396, about
+# 14 minutes, 21 with the engine start and the two trials). On two
 # H100s: SCENARIO=Server REPLICAS=1 QPS=38 for mixtral-8x7b (0.87 of one TP=2 group's Offline 43.4), whose full
 # length at 38-40 qps asks 30,000 samples, about 13 minutes: 21 minutes with the engine start and the trials.
 # mixtral's experts run on vLLM's Triton kernels (the descriptor's engine_args.moe_backend), which need no
