@@ -62,3 +62,17 @@ def pil_images(chat: ImageChat) -> list[Any]:
         image.load()
         images.append(image)
     return images
+
+
+def image_pixel_limits(processor: dict[str, Any]) -> tuple[int, int] | None:
+    """The fewest and most pixels an image processor resizes an image to, from its preprocessor_config.json
+    (Qwen's: `size` {"shortest_edge", "longest_edge"}, or the older `min_pixels` and `max_pixels`); None where
+    it states no limits."""
+    size = processor.get("size") or {}
+    try:
+        return (
+            int(size.get("shortest_edge", processor.get("min_pixels"))),
+            int(size.get("longest_edge", processor.get("max_pixels"))),
+        )
+    except (AttributeError, TypeError, ValueError):
+        return None

@@ -55,6 +55,27 @@ class AttentionLayer:
         return heads * self.head_width * kept
 
 
+@dataclass(frozen=True)
+class MediaEncoder:
+    """A vision tower as vLLM's profiling pass meets it: it encodes the largest image the processor allows,
+    and the pixels and the encoder's output stay in memory while the language model's pass runs (vLLM 0.26,
+    `GPUModelRunner.profile_run` keeps both until it returns)."""
+
+    patch_size: int
+    input_per_patch: int  # pixel values a patch carries (channels x frames x patch x patch)
+    merge: int  # patches merged into one token: spatial_merge_size squared
+    output_width: int  # elements per token out of the encoder: the main merger's and each deepstack layer's
+
+    def held_bytes(self, max_pixels: int, batched_tokens: int) -> int:
+        """What the encoder's profiling pass leaves held: vLLM encodes as many of the largest images as
+        max_num_batched_tokens holds (at least one); their pixels in float32, as the processor makes them,
+        and their tokens' outputs in 16 bits."""
+        patches = max_pixels // self.patch_size**2
+        tokens = patches // self.merge
+        items = max(1, batched_tokens // tokens) if tokens else 1
+        return items * (patches * self.input_per_patch * 4 + tokens * self.output_width * 2)
+
+
 @dataclass(frozen=True, kw_only=True)
 class ModelSize:
     linear: int
@@ -67,6 +88,10 @@ class ModelSize:
     hidden: int
     ffn_width: int
     vocabulary: int
+    # Routed experts: how many a token goes to, and one expert's intermediate width (0: a dense model).
+    moe_top_k: int = 0
+    moe_width: int = 0
+    encoder: MediaEncoder | None = None
 
     @property
     def parameters(self) -> int:
@@ -90,6 +115,19 @@ class ModelSize:
             layer.elements_per_rank(tokens, tensor_parallel) for layer in self.attention[:per_stage]
         )
         return round(elements * kv_bytes)
+
+    def activation_bytes(self, tokens: int, tensor_parallel: int) -> int:
+        """The profiling pass's peak on one rank, for a batch of `tokens`, in 16 bits: each token's hidden
+        state, residual and attention projections, and the wider of the feed-forward's activation (split over
+        ranks) and the fused MoE kernel's two workspaces. vLLM's Triton fused_moe (0.26) keeps, per token and
+        chosen expert, max(N, hidden) and max(N / 2, hidden) elements, N being the gate and up projections'
+        width on the rank (2 x moe_width / tensor_parallel); the hidden width is not split."""
+        per_token = 4 * self.hidden + 2 * self.ffn_width // tensor_parallel
+        if self.moe_top_k:
+            gate_up = 2 * self.moe_width // tensor_parallel
+            workspaces = max(gate_up, self.hidden) + max(gate_up // 2, self.hidden)
+            per_token = max(per_token, 4 * self.hidden + self.moe_top_k * workspaces)
+        return tokens * 2 * per_token
 
     def weight_bytes_per_rank(
         self, precision: Precision, tensor_parallel: int, pipeline_parallel: int
@@ -197,6 +235,8 @@ def _mixtral(config: Config) -> ModelSize:
         hidden=hidden,
         ffn_width=config["num_experts_per_tok"] * config["intermediate_size"],
         vocabulary=config["vocab_size"],
+        moe_top_k=config["num_experts_per_tok"],
+        moe_width=config["intermediate_size"],
     )
 
 
@@ -222,6 +262,8 @@ def _qwen3_moe_text(config: Config) -> ModelSize:
             config["intermediate_size"], config["num_experts_per_tok"] * config["moe_intermediate_size"]
         ),
         vocabulary=config["vocab_size"],
+        moe_top_k=config["num_experts_per_tok"],
+        moe_width=config["moe_intermediate_size"],
     )
 
 
@@ -245,7 +287,14 @@ def _qwen3_vl_moe(config: Config) -> ModelSize:
     text = _qwen3_moe_text(
         {**config["text_config"], "tie_word_embeddings": config.get("tie_word_embeddings")}
     )
-    return dataclasses.replace(text, kept=text.kept + _qwen3_vl_vision(config["vision_config"]))
+    vision = config["vision_config"]
+    encoder = MediaEncoder(
+        patch_size=vision["patch_size"],
+        input_per_patch=vision["in_channels"] * vision["temporal_patch_size"] * vision["patch_size"] ** 2,
+        merge=vision["spatial_merge_size"] ** 2,
+        output_width=vision["out_hidden_size"] * (1 + len(vision.get("deepstack_visual_indexes", []))),
+    )
+    return dataclasses.replace(text, kept=text.kept + _qwen3_vl_vision(vision), encoder=encoder)
 
 
 def _gpt_oss(config: Config) -> ModelSize:
@@ -271,6 +320,8 @@ def _gpt_oss(config: Config) -> ModelSize:
         hidden=hidden,
         ffn_width=config["experts_per_token"] * 2 * ffn,
         vocabulary=config["vocab_size"],
+        moe_top_k=config["experts_per_token"],
+        moe_width=ffn,
     )
 
 
@@ -308,6 +359,8 @@ def _deepseek_v3(config: Config) -> ModelSize:
         hidden=hidden,
         ffn_width=max(config["intermediate_size"], config["num_experts_per_tok"] * expert_width),
         vocabulary=config["vocab_size"],
+        moe_top_k=config["num_experts_per_tok"],
+        moe_width=expert_width,
     )
 
 

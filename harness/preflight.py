@@ -20,6 +20,7 @@ from harness.cpu_shares import read_host, split_cpus
 from harness.engines.registry import args_class
 from harness.environment import gpus, visible_devices
 from harness.ledger import LEDGER
+from harness.media import image_pixel_limits
 from harness.model_size import Precision, model_size
 from harness.stand_in_models import DUMMY_MARKER
 from harness.topology import (
@@ -201,13 +202,14 @@ def place_engines_on_cluster(
     return place_on_cluster(setup, cluster, nodes, system, where, check_kind=backend_info(backend).needs_gpu)
 
 
-def model_config(model: str) -> dict[str, Any] | None:
-    """The checkpoint's config.json: in its folder, or in the newest downloaded hub snapshot."""
-    folder = hub.model_folder(model, "config.json")
+def model_config(model: str, name: str = "config.json") -> dict[str, Any] | None:
+    """One of the checkpoint's JSON files (config.json, preprocessor_config.json): in its folder, or in the
+    newest downloaded hub snapshot."""
+    folder = hub.model_folder(model, name)
     if folder is None:
         return None
     try:
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        config = json.loads((folder / name).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return config if isinstance(config, dict) else None
@@ -233,7 +235,11 @@ def check_memory(
         precision = Precision.of(config, quantization)
     except UsageProblem:
         return None
-    fit = memory_fit(size, precision, placement, args, mean_tokens)
+    max_pixels = None
+    if size.encoder is not None and (processor := model_config(model, "preprocessor_config.json")):
+        limits = image_pixel_limits(processor)
+        max_pixels = limits[1] if limits else None
+    fit = memory_fit(size, precision, placement, args, mean_tokens, max_pixels)
     check_fits(fit, where)
     return fit
 

@@ -295,9 +295,11 @@ def memory_fit(
     placement: Placement,
     engine_args: Mapping[str, Any],
     mean_tokens: int | None = None,
+    max_pixels: int | None = None,
 ) -> MemoryFit:
     """One GPU's memory under the engine arguments; with `mean_tokens`, the data set's mean sequence (prompt
-    and answer), also how many sequences of that length the KV cache holds."""
+    and answer), also how many sequences of that length the KV cache holds; with `max_pixels`, the largest
+    image the model's processor allows, what a vision tower's profiling pass holds."""
     tp, pp = placement.tensor_parallel, placement.pipeline_parallel
     smallest = min((gpu.memory_bytes or 0) for gpu in placement.gpus)
     kv_dtype = str(engine_args.get("kv_cache_dtype", "auto"))
@@ -305,10 +307,12 @@ def memory_fit(
     max_model_len = int(engine_args["max_model_len"])
     max_num_seqs = int(engine_args.get("max_num_seqs", _DEFAULT_MAX_SEQS))
     tokens = int(engine_args.get("max_num_batched_tokens", _DEFAULT_BATCHED_TOKENS))
-    # The profiling pass: hidden states, residual and attention projections of every token in a batch,
-    # the feed-forward activation split over tensor-parallel ranks, and float32 logits for every sequence.
-    activations = tokens * 2 * (4 * size.hidden + 2 * size.ffn_width // tp)
+    # The profiling pass: the decoder's activations over a full batch of tokens, float32 logits for every
+    # sequence, and what a vision tower's pass over the largest images leaves held meanwhile.
+    activations = size.activation_bytes(tokens, tp)
     logits = max_num_seqs * size.vocabulary * 4
+    if size.encoder is not None and max_pixels:
+        activations += size.encoder.held_bytes(max_pixels, tokens)
     return MemoryFit(
         gpu_bytes=smallest,
         utilization=float(engine_args.get("gpu_memory_utilization", _DEFAULT_UTILIZATION)),

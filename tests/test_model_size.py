@@ -102,3 +102,35 @@ def test_stand_ins_keep_the_architecture_and_take_the_published_precision() -> N
     assert shallow["text_config"]["num_hidden_layers"] == 24
     with pytest.raises(UsageProblem, match="at least 3: the vision tower feeds"):
         stand_in_config("qwen3-vl-235b-a22b", layers=2)
+
+
+def test_the_profiling_pass_counts_the_fused_moe_kernel_s_workspaces() -> None:
+    """vLLM's Triton fused_moe keeps, per token and chosen expert, the gate and up projections' output and
+    the activation's (or the hidden width where that is wider) while the experts run."""
+    tokens = 16_384
+    mixtral = model_size(_config("mixtral-8x7b"))  # hidden 4,096; 2 of 8 experts of width 14,336
+    # One GPU: gate-up 28,672 and activation 14,336 elements for each of the 2 experts, beside the four
+    # hidden-wide vectors (hidden state, residual, attention projections), all in 16 bits.
+    assert mixtral.activation_bytes(tokens, 1) == tokens * 2 * (4 * 4_096 + 2 * (28_672 + 14_336))
+    # Two ranks halve the experts' widths, not the hidden one.
+    assert mixtral.activation_bytes(tokens, 2) == tokens * 2 * (4 * 4_096 + 2 * (14_336 + 7_168))
+    # qwen3-vl's experts are narrow (1,536): over four ranks the hidden width (4,096) sizes both workspaces.
+    qwen = model_size(_config("qwen3-vl-235b-a22b"))
+    assert qwen.activation_bytes(tokens, 4) == tokens * 2 * (4 * 4_096 + 8 * (4_096 + 4_096))
+    # A dense model has no such workspace: the feed-forward's gate-up output, split over the ranks.
+    llama = model_size(_config("llama2-70b"))
+    assert llama.activation_bytes(tokens, 2) == tokens * 2 * (4 * 8_192 + 2 * 28_672 // 2)
+
+
+def test_a_vision_tower_s_profiling_pass_holds_the_largest_images() -> None:
+    """vLLM encodes the largest image the processor allows and keeps its pixels (float32) and its tokens'
+    outputs (16 bits) while the language model's pass runs; as many images as the batch's tokens hold."""
+    encoder = model_size(_config("qwen3-vl-235b-a22b")).encoder
+    assert encoder is not None
+    # 16,777,216 pixels: 65,536 patches of 16 x 16 pixels, 3 channels, 2 frames; merged 2 x 2 into 16,384
+    # tokens, each leaving the main merger's 4,096 values and three deepstack layers' 4,096 each.
+    one_image = 65_536 * (3 * 2 * 16 * 16) * 4 + 16_384 * (4 * 4_096) * 2
+    assert encoder.held_bytes(16_777_216, 16_384) == one_image
+    assert encoder.held_bytes(16_777_216, 8_192) == one_image  # never fewer than one image
+    assert encoder.held_bytes(16_777_216, 32_768) == 2 * one_image
+    assert model_size(_config("mixtral-8x7b")).encoder is None

@@ -4,6 +4,7 @@ are the described kind, that the groups do not overlap, and that the model fits 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -149,8 +150,12 @@ def test_deepseek_r1_at_full_depth_needs_eight_h200s() -> None:
     assert eight.sequences == int((budget - eight.weights - eight.reserve) // (23200 * 61 * 576 * 2))
     four = _fit("deepseek-r1", host(H200, 4), tp=4, max_model_len=23200, gpu_memory_utilization=0.92)
     assert not four.fits
-    with pytest.raises(SubmitterError, match=r"weights alone .* at least 5 GPUs .* it spans 4 now"):
+    with pytest.raises(SubmitterError, match=r"weights alone .* it spans 4 now") as refusal:
         check_fits(four, "here")
+    # The GPUs it asks for are the fewest whose room, once the reserve is taken, holds all the weights.
+    needed = int(re.search(r"at least (\d+) GPUs", str(refusal.value)).group(1))
+    room = budget - four.reserve
+    assert (needed - 1) * room < weights <= needed * room
 
 
 def test_described_gpus_are_what_the_system_description_says() -> None:
@@ -304,3 +309,32 @@ def test_the_eight_h200_deepseek_descriptor_plans_its_runs_and_four_gpus_are_ref
     # Named by the file it came from, not by a catalog place it is not in.
     assert "deepseek_on_four.json Offline: the model does not fit" in refused.stderr
     assert "systems/deepseek_on_four.json" not in refused.stderr and "at least 5 GPUs" in refused.stderr
+
+
+def test_preflight_reserves_what_the_vision_tower_s_pass_holds(tmp_path: Path) -> None:
+    """The reserve of a model with a vision tower grows by the largest images' pixels and encoder outputs,
+    read from the checkpoint's preprocessor_config.json; without that file the tower's pass is not counted."""
+    from harness.media import image_pixel_limits
+    from harness.preflight import check_memory
+
+    config, _ = stand_in_config("qwen3-vl-235b-a22b", precision="published")
+    write_json(tmp_path / "config.json", config)
+    placement = place(setup(tensor_parallel_size=4), host(H200, 4), {}, "")
+    args = {"max_model_len": 32_768, "max_num_seqs": 256, "max_num_batched_tokens": 16_384}
+    without = check_memory(str(tmp_path), None, args, placement, "here")
+    write_json(
+        tmp_path / "preprocessor_config.json",
+        {"size": {"longest_edge": 16_777_216, "shortest_edge": 65_536}, "patch_size": 16},
+    )
+    counted = check_memory(str(tmp_path), None, args, placement, "here")
+    assert without is not None and counted is not None
+    one_image = 65_536 * 1_536 * 4 + 16_384 * 16_384 * 2
+    assert counted.reserve - without.reserve == one_image
+    assert counted.kv_cache == without.kv_cache - one_image
+    # Both spellings of the processor's limits; none stated, none counted.
+    assert image_pixel_limits({"min_pixels": 3_136, "max_pixels": 12_845_056}) == (3_136, 12_845_056)
+    assert image_pixel_limits({"size": {"shortest_edge": 65_536, "longest_edge": 16_777_216}}) == (
+        65_536,
+        16_777_216,
+    )
+    assert image_pixel_limits({"size": {}}) is None

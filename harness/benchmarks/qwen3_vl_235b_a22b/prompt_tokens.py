@@ -12,7 +12,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-from harness.media import ImageChat
+from harness.media import ImageChat, image_pixel_limits
 from harness.prompts import Prompts
 from submitter.errors import UsageProblem
 
@@ -63,12 +63,13 @@ def engine_prompt_lengths(prompts: Prompts, model: Path | None) -> tuple[int, ..
     config, processor = _json(model / "config.json"), _json(model / "preprocessor_config.json")
     if config is None or processor is None or not (model / "tokenizer.json").is_file():
         return None
+    limits = image_pixel_limits(processor)
+    if limits is None:
+        return None
+    min_pixels, max_pixels = limits
     try:
         vision = config["vision_config"]
         patch, merge = int(vision["patch_size"]), int(vision["spatial_merge_size"])
-        size = processor.get("size") or {}
-        min_pixels = int(size.get("shortest_edge", processor.get("min_pixels")))
-        max_pixels = int(size.get("longest_edge", processor.get("max_pixels")))
     except (KeyError, TypeError, ValueError):
         return None
     from PIL import Image
