@@ -131,11 +131,12 @@ run_and_gather() {
   until_deadline timed submitter "${plan[@]}" --json > "$RESULTS/run-all.json" 2> "$RESULTS/run-all.log"
   kill "$watcher" "$profiler" 2> /dev/null
   python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/summary.md"
-  grep -E "Available KV cache memory|GPU KV cache size|Model loading took|per GPU|replica\(s\)|CUDA graph|torch.compile took" \
+  grep -E "Available KV cache memory|GPU KV cache size|Model loading took|per GPU|replica\(s\)|CUDA graph|torch.compile took|Actual usage is" \
     "$RESULTS/run-all.log" > "$RESULTS/memory.txt"
   mkdir -p "$RESULTS/out"
   cp "$RESULTS/gpus.txt" "$RESULTS/summary.md" "$RESULTS/memory.txt" "$RESULTS/progress.txt" "$RESULTS/run-all.json" \
     "$RESULTS/host-load.txt" "$RESULTS/out/"
+  if [ -f "$RESULTS/gpu-memory.txt" ]; then cp "$RESULTS/gpu-memory.txt" "$RESULTS/out/"; fi
   cp "$RESULTS/runs/ledger.jsonl" "$RESULTS/out/ledger.jsonl"
   if [ -f "$RESULTS/cpus.txt" ]; then cp "$RESULTS/cpus.txt" "$RESULTS/out/"; fi
   git_status
@@ -163,7 +164,7 @@ tune_and_gather() {
   kill "$watcher" "$profiler" 2> /dev/null
   python3 bench/summarize_runs.py "$RESULTS/runs" > "$RESULTS/out/summary.md"
   local file
-  for file in gpus.txt cpus.txt host-load.txt runs/ledger.jsonl; do
+  for file in gpus.txt gpu-memory.txt cpus.txt host-load.txt runs/ledger.jsonl; do
     if [ -f "$RESULTS/$file" ]; then cp "$RESULTS/$file" "$RESULTS/out/"; fi
   done
   git_status

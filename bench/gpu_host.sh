@@ -16,6 +16,12 @@ if ! command -v py-spy > /dev/null && compgen -G ".stage/tools/py_spy-*.whl" > /
   python3 -m pip install -q --no-deps --target /tmp/pyspy .stage/tools/py_spy-*.whl && export PATH=$PATH:/tmp/pyspy/bin
 fi
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader > "$RESULTS/gpus.txt"
+# nvidia-smi's total and reserved memory beside the free and total CUDA reports (bytes), of which vLLM takes
+# gpu_memory_utilization: the memory plan takes the total less the reserved share (bench/RESULTS.md, "The
+# memory plan beside vLLM's own accounting").
+{ nvidia-smi --query-gpu=index,memory.total,memory.reserved,memory.used --format=csv,noheader
+  python3 -c "import torch; [print(i, *torch.cuda.mem_get_info(i)) for i in range(torch.cuda.device_count())]"
+} > "$RESULTS/gpu-memory.txt" 2>&1
 # Which CPUs are hyper-threads of one core, and the GPUs' NUMA nodes: what CPU shares are made of.
 { lscpu; lscpu --extended; nvidia-smi topo -m; } > "$RESULTS/cpus.txt" 2>&1
 [ -f /tmp/synthetic-cnn-eval.json ] || submitter data synth --out /tmp/synthetic-cnn-eval.json

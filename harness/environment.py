@@ -53,26 +53,37 @@ def visible_devices(value: str | None = None) -> list[str] | None:
     return [device.strip() for device in value.split(",") if device.strip()]
 
 
+_GPU_FIELDS = "index,name,memory.total,driver_version,pci.bus_id"
+
+
 def gpus(visible: list[str] | None = None) -> list[Gpu]:
     """The NVIDIA GPUs this process (or one given `visible`) may use, as nvidia-smi lists them, in
     CUDA_VISIBLE_DEVICES' order; none when there is no nvidia-smi or it fails."""
     visible = visible_devices() if visible is None else visible
     if shutil.which("nvidia-smi") is None or visible == []:
         return []
-    command = [
-        "nvidia-smi",
-        "--query-gpu=index,name,memory.total,driver_version,pci.bus_id",
-        "--format=csv,noheader",
-    ]
-    if visible is not None:
-        command.append(f"--id={','.join(visible)}")
-    try:
-        output = subprocess.run(command, capture_output=True, text=True, timeout=30, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
+    selection = [] if visible is None else [f"--id={','.join(visible)}"]
+    output = None
+    # A driver too old to know memory.reserved refuses the whole query: then ask without it.
+    for fields in (_GPU_FIELDS + ",memory.reserved", _GPU_FIELDS):
+        command = ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader", *selection]
+        try:
+            output = subprocess.run(command, capture_output=True, text=True, timeout=30, check=True).stdout
+            break
+        except (OSError, subprocess.SubprocessError):
+            continue
+    if output is None:
         return []
     rows = [[cell.strip() for cell in line.split(",")] for line in output.splitlines() if line.strip()]
     found = [
-        Gpu(index=int(row[0]), name=row[1], memory=row[2], driver=row[3], bus_id=row[4])
+        Gpu(
+            index=int(row[0]),
+            name=row[1],
+            memory=row[2],
+            driver=row[3],
+            bus_id=row[4],
+            reserved=row[5] if len(row) > 5 and row[5].endswith(" MiB") else None,
+        )
         for row in rows
         if len(row) >= 5 and row[0].isdigit()
     ]

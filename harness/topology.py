@@ -301,7 +301,7 @@ def memory_fit(
     and answer), also how many sequences of that length the KV cache holds; with `max_pixels`, the largest
     image the model's processor allows, what a vision tower's profiling pass holds."""
     tp, pp = placement.tensor_parallel, placement.pipeline_parallel
-    smallest = min((gpu.memory_bytes or 0) for gpu in placement.gpus)
+    smallest = min((gpu.usable_bytes or 0) for gpu in placement.gpus)
     kv_dtype = str(engine_args.get("kv_cache_dtype", "auto"))
     kv_bytes = 1.0 if kv_dtype.startswith("fp8") else 2.0
     max_model_len = int(engine_args["max_model_len"])

@@ -127,6 +127,7 @@ def fake_nvidia_smi(folder: Path, gpus: list[tuple[str, int]]) -> Path:
             "memory.total": f"{mib} MiB",
             "driver_version": "580.159.04",
             "pci.bus_id": f"00000000:{0x18 + 16 * index:02X}:00.0",
+            "memory.reserved": "454 MiB",  # an H100 80GB HBM3's, from its `nvidia-smi -q`
         }
         for index, (name, mib) in enumerate(gpus)
     ]

@@ -4,12 +4,14 @@ are the described kind, that the groups do not overlap, and that the model fits 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from conftest import run_cli, write_json
+from harness_helpers import fake_nvidia_smi
 from test_descriptors import descriptor_data, errors, validate
 
 from harness.model_size import Precision, model_size
@@ -338,3 +340,30 @@ def test_preflight_reserves_what_the_vision_tower_s_pass_holds(tmp_path: Path) -
         16_777_216,
     )
     assert image_pixel_limits({"size": {}}) is None
+
+
+def test_the_plan_takes_the_memory_cuda_offers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """vLLM takes gpu_memory_utilization of the total CUDA reports, which leaves out nvidia-smi's reserved
+    share; the plan does the same where nvidia-smi reports that share, and takes the whole total elsewhere."""
+    from harness.environment import gpus
+
+    fake_nvidia_smi(tmp_path, [("NVIDIA H100 80GB HBM3", 81559)] * 2)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    found = gpus()
+    assert [gpu.reserved for gpu in found] == ["454 MiB", "454 MiB"]
+    assert found[0].memory_bytes == 81559 << 20 and found[0].usable_bytes == (81559 - 454) << 20
+    placement = place(setup(tensor_parallel_size=2), found, {}, "")
+    args = {"max_model_len": 2048, "max_num_seqs": 256, "gpu_memory_utilization": 0.9}
+    config, _ = stand_in_config("llama2-70b-99", precision="published")
+    fit = memory_fit(model_size(config), Precision.of(config), placement, args)
+    assert fit.gpu_bytes == (81559 - 454) << 20
+    assert "(0.9 of 79.2)" in fit.describe()
+    # Where nvidia-smi has no figure for it, the total.
+    unreported = Gpu(name="NVIDIA H100 80GB HBM3", memory="81559 MiB", driver="d", reserved="[N/A]")
+    assert unreported.usable_bytes == 81559 << 20
+    # A driver that does not know the field refuses the query: the GPUs are listed without it.
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(smi.read_text().replace("'memory.reserved': '454 MiB'", "").replace(", }", "}"))
+    listed = [(gpu.index, gpu.reserved, gpu.usable_bytes) for gpu in gpus()]
+    assert listed == [(0, None, 81559 << 20), (1, None, 81559 << 20)]

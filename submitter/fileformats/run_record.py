@@ -43,15 +43,29 @@ class Gpu(BaseModel):
     driver: str
     index: int | None = None  # nvidia-smi's number, the one CUDA_VISIBLE_DEVICES takes
     bus_id: str | None = None  # PCI bus id: which physical card, whatever the numbering
+    # nvidia-smi's memory.reserved: the driver's and firmware's share of `memory`, which CUDA does not offer.
+    reserved: str | None = None
 
     @property
     def memory_bytes(self) -> int | None:
-        amount, _, unit = self.memory.partition(" ")
-        scale = {"MiB": 1 << 20, "GiB": 1 << 30, "GB": 10**9}.get(unit)
-        try:
-            return round(float(amount) * scale) if scale else None
-        except ValueError:
-            return None
+        return _bytes(self.memory)
+
+    @property
+    def usable_bytes(self) -> int | None:
+        """The memory CUDA offers (the total it reports, of which vLLM takes gpu_memory_utilization):
+        nvidia-smi's total less the reserved share, where nvidia-smi reports it."""
+        total, reserved = self.memory_bytes, _bytes(self.reserved) if self.reserved else None
+        return total - reserved if total is not None and reserved is not None else total
+
+
+def _bytes(amount_and_unit: str) -> int | None:
+    """The bytes in nvidia-smi's "81559 MiB"; None where it prints no figure ("[N/A]")."""
+    amount, _, unit = amount_and_unit.partition(" ")
+    scale = {"MiB": 1 << 20, "GiB": 1 << 30, "GB": 10**9}.get(unit)
+    try:
+        return round(float(amount) * scale) if scale else None
+    except ValueError:
+        return None
 
 
 class ReplicaRecord(BaseModel):
