@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from harness.engine_log import ENGINE_LOG, LogTee
 from harness.progress import PROGRESS_FILE
 from harness.worker import (
     ABORTED,
@@ -39,6 +40,8 @@ from submitter.interrupts import terminate_as_interrupt
 
 # vLLM needs a few seconds to free the GPU after its last test; past this the worker is killed.
 _EXIT_WAIT_S = 120
+# How long the engine's log may take to take in the last lines of a worker that has exited.
+_LOG_DRAIN_S = 5
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class TestOutcome:
     status: int | None
     result: WorkerResult | None
     interrupted: bool = False
+    engine_log: Path | None = None  # the log of the engine the test ran on (harness.engine_log)
 
 
 def worker_environment(extra: Mapping[str, str], loadgen_path: Path | None = None) -> dict[str, str]:
@@ -80,6 +84,8 @@ class EngineSession:
         self._worker: subprocess.Popen[bytes] | None = None
         self._report: IO[str] | None = None
         self._serves: tuple[Any, ...] | None = None
+        self._log: LogTee | None = None
+        self._log_path: Path | None = None
 
     def __enter__(self) -> EngineSession:
         return self
@@ -93,8 +99,9 @@ class EngineSession:
         if self._worker is not None and serves != self._serves:
             self.close()
         if self._worker is None:
-            self._start(environment)
+            self._start(environment, spec.run_dir / ENGINE_LOG)
             self._serves = serves
+        log = self._log_path
         assert self._worker is not None and self._worker.stdin is not None and self._report is not None
         try:
             with terminate_as_interrupt():
@@ -104,16 +111,16 @@ class EngineSession:
                     self._worker.stdin.flush()
                 line = self._report.readline()
         except KeyboardInterrupt:
-            return TestOutcome(self._stop_during(spec), None, interrupted=True)
+            return TestOutcome(self._stop_during(spec), None, interrupted=True, engine_log=log)
         if not line:  # died in the middle of the test (killed, out of memory, a crash in C++)
-            return TestOutcome(self._stop_during(spec), None)
+            return TestOutcome(self._stop_during(spec), None, engine_log=log)
         answer = json.loads(line)
         if answer["status"] == ABORTED:
             # LoadGen cannot stop a test, and its schedule would run on: end the worker and its engine.
             self._stop_during(spec)
         elif answer["status"] != 0:
             self.close()  # the worker ends itself after a failed test
-        return TestOutcome(answer["status"], WorkerResult.model_validate(answer["result"]))
+        return TestOutcome(answer["status"], WorkerResult.model_validate(answer["result"]), engine_log=log)
 
     def close(self) -> None:
         """Let the worker free its engine and exit; kill it if it does not within _EXIT_WAIT_S."""
@@ -127,25 +134,30 @@ class EngineSession:
         else:
             self._forget()
 
-    def _start(self, environment: Mapping[str, str]) -> None:
+    def _start(self, environment: Mapping[str, str], log_path: Path) -> None:
         report_read, report_write = os.pipe()
+        log_read, log_write = os.pipe()
         command = [sys.executable, "-m", "harness.worker"]
         try:
-            # The worker's stdout (engine logs) goes to stderr, so `--json` on stdout stays clean.
+            # The worker's stdout (engine logs) goes to stderr, so `--json` on stdout stays clean, and
+            # into the engine's log.
             self._worker = subprocess.Popen(
                 command,
                 env={**environment, REPORT_FD_VARIABLE: str(report_write)},
                 stdin=subprocess.PIPE,
-                stdout=2,
+                stdout=log_write,
                 pass_fds=(report_write,),
                 start_new_session=True,
             )
         except BaseException:
             os.close(report_read)
+            os.close(log_read)
             raise
         finally:
             os.close(report_write)
+            os.close(log_write)
         self._report = os.fdopen(report_read, "r", encoding="utf-8")
+        self._log, self._log_path = LogTee(log_read, log_path), log_path
 
     def _stop_during(self, spec: WorkerSpec) -> int | None:
         """Stop the worker in the middle of `spec`'s test. A kill can catch it writing progress.json:
@@ -187,4 +199,6 @@ class EngineSession:
         if self._report is not None:
             self._report.close()
         self._close_stdin()
-        self._worker, self._report, self._serves = None, None, None
+        if self._log is not None:
+            self._log.join(_LOG_DRAIN_S)  # the worker is gone: what it printed last is on its way
+        self._worker, self._report, self._serves, self._log = None, None, None, None

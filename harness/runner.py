@@ -33,6 +33,7 @@ from harness.benchmarks.registry import (
 )
 from harness.cpu_shares import TORCH_THREADS_VARIABLE, renderer_workers, with_engine_threads
 from harness.early_abort import Limits
+from harness.engine_log import engine_memory
 from harness.engine_session import EngineSession, worker_environment
 from harness.engines.base import EngineSpec, Generation
 from harness.loadgen_release import LoadGenRelease, release_for
@@ -614,6 +615,13 @@ def _result_text(record: RunRecord) -> str | None:
     return f"{outcome.metric_value:.2f} {outcome.metric_unit}"
 
 
+def _with_engine_memory(topology: TopologyRecord | None, log: Path | None) -> TopologyRecord | None:
+    """The run's topology with what its engine's log says it found in memory, beside the estimate."""
+    if topology is None or log is None:
+        return topology
+    return topology.model_copy(update={"engine_memory": engine_memory(log)})
+
+
 def _engine_text(result: WorkerResult | None) -> str | None:
     """The ledger's word on the run's engine: started by this run, or kept from an earlier one."""
     if result is None or result.engine_started_by is None:
@@ -745,7 +753,7 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
             git=environment.git_state(),
             gpus=plan.placement.gpus if plan.placement else environment.gpus(),
             engine=plan.engine_record(),
-            topology=plan.topology_record(),
+            topology=_with_engine_memory(plan.topology_record(), test.engine_log),
             cluster=plan.cluster_record(result),
             dataset={"path": str(plan.dataset), "samples": plan.dataset_size, "sha256": plan.dataset_sha256},
             loadgen=LoadGenRecord(

@@ -261,4 +261,4 @@ def test_a_single_host_run_and_check_never_load_ray():
         "print(sorted(name for name in sys.modules if name == 'ray' or name.startswith('ray.')))\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "[]"
+    assert result.stdout.strip().splitlines()[-1] == "[]"  # after the engines' own log lines

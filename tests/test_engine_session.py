@@ -188,3 +188,19 @@ def test_one_engine_serves_runs_with_their_own_answer_lengths(tmp_path: Path) ->
     harness = [record.harness for record in runs]
     assert [h.engine_test_number for h in harness if h] == [1, 2, 3]
     assert [h.tokens // h.samples_completed for h in harness if h] == [128, 32, 128]
+
+
+def test_the_engine_s_log_is_kept_where_the_engine_started(tmp_path: Path) -> None:
+    """What the worker and its engine print on stdout goes to engine.log in the run that started the engine;
+    the runs that kept it name that run and write no log of their own."""
+    dataset = write_dataset(tmp_path / "data.json")
+    descriptor = fast_descriptor()
+    with EngineSession() as session:
+        first = short_run(descriptor, Scenario.OFFLINE, Mode.PERFORMANCE, dataset, tmp_path, SHORT, session)
+        kept = short_run(descriptor, Scenario.OFFLINE, Mode.ACCURACY, dataset, tmp_path, SHORT, session)
+    log = (first.run_dir / "engine.log").read_text(encoding="utf-8")
+    assert log.count("synthetic engine: ") == 1
+    assert not (kept.run_dir / "engine.log").exists()
+    assert kept.record.harness is not None and first.record.harness is not None
+    assert kept.record.harness.engine_started_by == first.record.harness.engine_started_by
+    assert first.run_dir.as_posix().endswith(first.record.harness.engine_started_by or "-")

@@ -180,6 +180,11 @@ class SyntheticEngine:
     def start(self) -> None:
         time.sleep(self._start_s)
         self._thread.start()
+        # Its log, as a GPU engine logs to stdout (harness.engine_log keeps it).
+        print(
+            f"synthetic engine: {len(self._slots_free_at)} sequence(s) at once, model {self._model_dir}",
+            flush=True,
+        )
 
     def use_generation(self, generation: Generation) -> None:
         self._length = min(max(self._output_tokens or generation.max_tokens, 2), generation.max_tokens)

@@ -102,6 +102,20 @@ class MemoryEstimateRecord(BaseModel):
     kv_cache_dtype: str
 
 
+class EngineMemoryRecord(BaseModel):
+    """What the engine's own log says it found on a GPU once its profiling pass was done (vLLM's
+    accounting, in GiB), beside preflight's estimate; a figure the log does not give is None."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    weights_gib: float | None = None
+    peak_activation_gib: float | None = None
+    non_torch_gib: float | None = None
+    cuda_graphs_gib: float | None = None
+    kv_cache_gib: float | None = None
+    kv_cache_tokens: int | None = None  # an engine's whole KV cache, in tokens
+
+
 class TopologyRecord(BaseModel):
     """How the engine was spread: replicas of a tensor x pipeline parallel group, each on its GPUs."""
 
@@ -111,6 +125,7 @@ class TopologyRecord(BaseModel):
     pipeline_parallel_size: int
     replicas: list[ReplicaRecord]
     memory_estimate: MemoryEstimateRecord | None = None
+    engine_memory: EngineMemoryRecord | None = None  # from the engine's log (harness.engine_log)
 
 
 class ClusterNodeRecord(BaseModel):
