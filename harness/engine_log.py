@@ -42,13 +42,19 @@ class LogTee:
                 self._file.write(chunk)
                 self._file.flush()
                 with contextlib.suppress(OSError):  # no stderr left to show it on: the file has it
-                    os.write(2, chunk)
+                    _write_all(2, chunk)
         finally:
             os.close(self._source)
             self._file.close()
 
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
 
 
 def engine_memory(log: Path) -> EngineMemoryRecord | None:
