@@ -201,4 +201,4 @@ class EngineSession:
         self._close_stdin()
         if self._log is not None:
             self._log.join(_LOG_DRAIN_S)  # the worker is gone: what it printed last is on its way
-        self._worker, self._report, self._serves, self._log = None, None, None, None
+        self._worker, self._report, self._serves, self._log, self._log_path = None, None, None, None, None
