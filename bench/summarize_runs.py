@@ -51,6 +51,26 @@ def main(folder: str) -> None:
         gpus = ", ".join(gpu["name"] for gpu in first["gpus"]) or "no GPU"
         versions = ", ".join(f"{k} {v}" for k, v in sorted(first["versions"].items()))
         print(f"\n{gpus}; {versions}")
+    for record in records:
+        if line := memory_line(record):
+            print(f"\n{line}")
+            break
+
+
+def memory_line(record: dict) -> str | None:
+    """Preflight's plan for one GPU beside what vLLM's log says it found (run.json's topology), GiB."""
+    topology = record.get("topology") or {}
+    plan, found = topology.get("memory_estimate"), topology.get("engine_memory")
+    if not plan or not found:
+        return None
+    overhead = sum(found.get(key) or 0 for key in ("peak_activation_gib", "non_torch_gib", "cuda_graphs_gib"))
+    tokens = found.get("kv_cache_tokens")
+    return (
+        f"per GPU, plan / vLLM: weights {plan['weights_gib']:.2f} / {found.get('weights_gib')}, "
+        f"profiling pass and CUDA graphs {plan['reserve_gib']:.2f} / {overhead:.2f}, "
+        f"KV cache {plan['kv_cache_gib']:.2f} / {found.get('kv_cache_gib')}"
+        + (f" ({tokens:,} tokens an engine)" if tokens else "")
+    )
 
 
 if __name__ == "__main__":
