@@ -40,6 +40,8 @@ class Run:
     max_num_seqs: int
     max_num_batched_tokens: int
     max_pixels: int | None = None
+    utilization: float = 0.92
+    kv_cache_dtype: str = "fp8"
 
 
 # The bench descriptors' engine arguments at the time of each lease (bench/RESULTS.md names the commits).
@@ -56,6 +58,10 @@ RUNS = (
     Run(
         "gpu-topology-qwen3vl-h200x2-20261127/shortened-5200/run-all.log.xz", "qwen3-vl-235b-a22b", H200, 2,
         256, 16384, QWEN3_VL_MAX_PIXELS,
+    ),
+    Run(
+        "gpu-topology-whisper-waves-h100x2-20261127/one-replica/run-all.log.xz", "whisper", H100, 1, 256,
+        16384, utilization=0.9, kv_cache_dtype="auto",
     ),
 )  # fmt: skip
 
@@ -79,8 +85,8 @@ def planned(run: Run) -> tuple[float, float, float, float]:
     placement = place(setup, gpus, {}, label)
     # max_model_len changes how many sequences, not the GiB compared here.
     args = {
-        "kv_cache_dtype": "fp8",
-        "gpu_memory_utilization": 0.92,
+        "kv_cache_dtype": run.kv_cache_dtype,
+        "gpu_memory_utilization": run.utilization,
         "max_model_len": 8192,
         "max_num_seqs": run.max_num_seqs,
         "max_num_batched_tokens": run.max_num_batched_tokens,
