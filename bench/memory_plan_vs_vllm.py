@@ -19,7 +19,7 @@ from pathlib import Path
 from harness.engine_log import memory_in
 from harness.model_size import Precision, model_size
 from harness.stand_in_models import stand_in_config
-from harness.topology import GIB, memory_fit, place
+from harness.topology import FIXED_RESERVE, GIB, memory_fit, place
 from submitter.fileformats.run_record import EngineMemoryRecord, Gpu
 from submitter.systems.descriptor import BenchmarkSetup
 
@@ -93,8 +93,7 @@ def planned(run: Run) -> tuple[float, float, float, float]:
     }
     size = model_size(config)
     fit = memory_fit(size, Precision.of(config), placement, args, max_pixels=run.max_pixels)
-    pass_bytes = fit.reserve - (2 * GIB)  # the fixed part is harness.topology's _FIXED_RESERVE
-    return fit.weights / GIB, pass_bytes / GIB, 2.0, fit.kv_cache / GIB
+    return fit.weights / GIB, (fit.reserve - FIXED_RESERVE) / GIB, FIXED_RESERVE / GIB, fit.kv_cache / GIB
 
 
 def main() -> int:

@@ -202,19 +202,6 @@ def place_engines_on_cluster(
     return place_on_cluster(setup, cluster, nodes, system, where, check_kind=backend_info(backend).needs_gpu)
 
 
-def model_config(model: str, name: str = "config.json") -> dict[str, Any] | None:
-    """One of the checkpoint's JSON files (config.json, preprocessor_config.json): in its folder, or in the
-    newest downloaded hub snapshot."""
-    folder = hub.model_folder(model, name)
-    if folder is None:
-        return None
-    try:
-        config = json.loads((folder / name).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return config if isinstance(config, dict) else None
-
-
 def check_memory(
     model: str,
     quantization: str | None,
@@ -227,7 +214,7 @@ def check_memory(
     the engine arguments (and how many of the data set's mean sequence, `mean_tokens`, where known); None
     where the checkpoint's architecture is not one harness.model_size knows, or the GPUs' memory is not (a
     described host that leaves it unstated)."""
-    config = model_config(model)
+    config = hub.checkpoint_json(model, "config.json")
     if config is None or any(gpu.memory_bytes is None for gpu in placement.gpus):
         return None
     try:
@@ -236,7 +223,7 @@ def check_memory(
     except UsageProblem:
         return None
     max_pixels = None
-    if size.encoder is not None and (processor := model_config(model, "preprocessor_config.json")):
+    if size.encoder is not None and (processor := hub.checkpoint_json(model, "preprocessor_config.json")):
         limits = image_pixel_limits(processor)
         max_pixels = limits[1] if limits else None
     fit = memory_fit(size, precision, placement, args, mean_tokens, max_pixels)

@@ -33,7 +33,7 @@ _DEFAULT_UTILIZATION = 0.9
 _DEFAULT_BATCHED_TOKENS = 16384
 _DEFAULT_MAX_SEQS = 1024
 # The CUDA context, CUDA graphs, NCCL's buffers and the allocator's slack: measured 1.5-3 GiB per GPU.
-_FIXED_RESERVE = 2 * GIB
+FIXED_RESERVE = 2 * GIB
 # A GPU's memory may differ from its nominal size by this much and still be the described part (the
 # L40S's ECC reserve is the largest gap seen: 45.0 GiB of "48 GB").
 _MEMORY_TOLERANCE = 0.07
@@ -318,7 +318,7 @@ def memory_fit(
         utilization=float(engine_args.get("gpu_memory_utilization", _DEFAULT_UTILIZATION)),
         ranks=tp * pp,
         weights=size.weight_bytes_per_rank(precision, tp, pp),
-        reserve=activations + logits + _FIXED_RESERVE,
+        reserve=activations + logits + FIXED_RESERVE,
         sequence=size.kv_cache_bytes(max_model_len, tp, pp, kv_bytes),
         max_model_len=max_model_len,
         max_num_seqs=max_num_seqs,

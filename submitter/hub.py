@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 HUB_NAME = re.compile(r"^[\w.-]+/[\w.-]+$")  # "owner/model"
 
@@ -24,6 +26,19 @@ def snapshots(name: str) -> list[Path]:
     if not folder.is_dir():
         return []
     return sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def checkpoint_json(model: str | Path, file: str) -> dict[str, Any] | None:
+    """One of a checkpoint's JSON files (config.json, preprocessor_config.json), from `model_folder`; None
+    where no folder has it or it is not a JSON object."""
+    folder = model_folder(str(model), file)
+    if folder is None:
+        return None
+    try:
+        data = json.loads((folder / file).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def model_folder(model: str, file: str) -> Path | None:

@@ -6,15 +6,14 @@ model's own tokenizer, and each image's tokens, one per merged patch after the p
 
 from __future__ import annotations
 
-import json
 import math
 from io import BytesIO
 from pathlib import Path
-from typing import Any
 
 from harness.media import ImageChat, image_pixel_limits
 from harness.prompts import Prompts
 from submitter.errors import UsageProblem
+from submitter.hub import checkpoint_json
 
 
 def image_tokens(width: int, height: int, patch: int, merge: int, min_pixels: int, max_pixels: int) -> int:
@@ -47,20 +46,13 @@ def framed_text(chat: ImageChat) -> str:
     return "".join(parts) + "<|im_start|>assistant\n"
 
 
-def _json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def engine_prompt_lengths(prompts: Prompts, model: Path | None) -> tuple[int, ...] | None:
     """Each sample's prompt tokens in the engine; None where the model folder lacks its tokenizer,
     config.json or preprocessor_config.json (a hub name, a folder without them)."""
     if model is None or prompts.media is None:
         return None
-    config, processor = _json(model / "config.json"), _json(model / "preprocessor_config.json")
+    config = checkpoint_json(model, "config.json")
+    processor = checkpoint_json(model, "preprocessor_config.json")
     if config is None or processor is None or not (model / "tokenizer.json").is_file():
         return None
     limits = image_pixel_limits(processor)
