@@ -107,6 +107,26 @@ def whole_set_note(plan: RunPlan) -> str | None:
     )
 
 
+# Dummy-weight answers this many times the benchmark's mean length time other work than the benchmark's.
+_LONGER_ANSWERS_WORTH_A_NOTE = 1.25
+
+
+def answer_length_note(plan: RunPlan) -> str | None:
+    """Where dummy weights will run every answer to max_tokens, far beyond the benchmark's mean answer,
+    because the data set does not record its answers' lengths; None otherwise."""
+    mean = plan.benchmark.generation.mean_output_tokens if plan.benchmark.generation else None
+    max_tokens = plan.engine.generation.max_tokens
+    if not plan.engine.dummy_weights or plan.answer_lengths or mean is None:
+        return None
+    if max_tokens <= mean * _LONGER_ANSWERS_WORTH_A_NOTE:
+        return None
+    return (
+        f"dummy weights and a data set without its answers' lengths: every sample generates {max_tokens:,} "
+        f"tokens, {max_tokens / mean:.1f}x the benchmark's mean answer ({mean:,.0f}), so the run times other "
+        "work than the benchmark's; time it on `submitter data synth` records, which carry the lengths"
+    )
+
+
 def estimate(plan: RunPlan, cores: int | None = None, starts_engine: bool = True) -> Estimate:
     samples = issued_samples(plan)
     qps = float(plan.user_conf.get("target_qps", 1.0))

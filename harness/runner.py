@@ -128,6 +128,8 @@ class RunPlan:
     early_abort: Limits | None = None  # the limits that stop the run early; None: it runs to the end
     placement: Placement | None = None  # which GPUs each replica runs on; None: no model loaded here
     memory: MemoryFit | None = None  # preflight's estimate for one GPU; None: not estimated
+    # The data set records its answers' lengths, which a dummy-weight run generates (else max_tokens each).
+    answer_lengths: bool = False
     # A multi-node system's nodes as the preflight found them (or as declared, planning ahead).
     cluster_nodes: tuple[ClusterNodeRecord, ...] | None = None
 
@@ -213,6 +215,7 @@ class DatasetCheck:
     # Mean prompt (as the engine holds it) plus reference answer in tokens, where the data set records its
     # answers' lengths.
     mean_sequence_tokens: int | None = None
+    answer_lengths: bool = False  # the data set records its answers' lengths (a dummy-weight run's lengths)
 
 
 @cache
@@ -232,7 +235,8 @@ def _check_dataset(
         prompt_mean = mean_prompt_tokens(loaded, prompts, model)
         if prompt_mean is not None:
             mean = round(prompt_mean + sum(prompts.output_lengths) / len(prompts.output_lengths))
-    return DatasetCheck(path, limit, len(prompts), dataset_digest(path), mean)
+    answer_lengths = prompts.output_lengths is not None
+    return DatasetCheck(path, limit, len(prompts), dataset_digest(path), mean, answer_lengths)
 
 
 def _dataset_files(path: Path) -> list[Path]:
@@ -382,7 +386,8 @@ def plan_run(request: RunRequest) -> RunPlan:
     model, dummy = resolved
     dataset_path, limit = dataset.path, dataset.limit
 
-    # Random weights would stop at random EOS ids; the real model almost always runs to the cap.
+    # Random weights would stop at random EOS ids: they ignore EOS and run to each sample's recorded
+    # answer length (Generation.tokens_for), or to the cap where the data set records none.
     generation = Generation.of(
         generation_rules, ignore_eos=dummy, max_tokens=generation_rules.max_output_tokens_for(request.mode)
     )
@@ -441,6 +446,7 @@ def plan_run(request: RunRequest) -> RunPlan:
         early_abort=early_abort_limits(request, benchmark) if request.early_abort else None,
         placement=placement,
         memory=memory,
+        answer_lengths=dataset.answer_lengths,
         cluster_nodes=tuple(cluster_nodes) if cluster_nodes is not None else None,
     )
 

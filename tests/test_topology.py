@@ -208,6 +208,22 @@ def test_shipped_multi_gpu_descriptors_plan_for_their_host(tmp_path: Path, syste
     assert f"llama2-70b-99.9 Offline: {shape}; per GPU" in run_cli(*command, cwd=tmp_path).stdout
 
 
+def test_dummy_weights_on_data_without_answer_lengths_are_named_in_the_plan(tmp_path: Path) -> None:
+    """Random weights generate each sample's recorded answer length; a data set without those lengths makes
+    every answer max_tokens long (llama2-70b: 1,024 where the benchmark's answers average 294.45 tokens),
+    which the plan says before the engine starts."""
+    command = _dry_run_on_described_gpus(tmp_path, "dell_r760xa_l40s")
+    note = "every sample generates 1,024 tokens, 3.5x the benchmark's mean answer (294)"
+    with_lengths = run_cli(*command, cwd=tmp_path)
+    assert with_lengths.returncode == 0, with_lengths.stderr
+    assert note not in with_lengths.stdout + with_lengths.stderr
+    records = pd.read_pickle(tmp_path / "data.pkl")
+    records.drop(columns=["tok_output_length"]).to_pickle(tmp_path / "data.pkl")
+    without = run_cli(*command, cwd=tmp_path)
+    assert without.returncode == 0, without.stderr
+    assert note in without.stdout
+
+
 def test_a_descriptor_sets_its_engine_threads_itself(tmp_path: Path) -> None:
     descriptor = descriptor_data("dell_r760xa_l40s")
     descriptor["id"] = "l40s_eight_threads"

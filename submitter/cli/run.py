@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from harness import preflight
+from harness.estimate import answer_length_note
 from harness.loadgen_settings import Smoke
 from harness.runner import RunPlan, RunRequest, execute, plan_run, run_directory
 from submitter.cli.output import echo_json, run_round_option, runnable_descriptor
@@ -87,6 +88,8 @@ def run(
     plan = checked_plan(request)
     if plan.topology_text():
         click.echo(f"{benchmark} {scenario}: {plan.topology_text()}", err=True)
+    if answer_length_note(plan):
+        click.echo(f"{benchmark} {scenario}: {answer_length_note(plan)}", err=True)
     finished = execute(plan)
     record = finished.record
     if as_json:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from harness.estimate import whole_set_note
+from harness.estimate import answer_length_note, whole_set_note
 from harness.loadgen_settings import Smoke
 from harness.matrix import HARNESS_SCENARIOS
 from harness.run_all import (
@@ -85,16 +85,17 @@ class TerminalProgress:
 
 def plan_notes(campaign: Campaign) -> list[str]:
     """One line per engine of the plan (where its replicas run, the memory estimate), and one per run
-    whose target_qps makes equal-issue mode issue far more samples than it asks for."""
+    whose target_qps makes equal-issue mode issue far more samples than it asks for, or whose dummy
+    weights will run every answer far past the benchmark's mean length."""
     lines: dict[str, None] = {}
     for planned in campaign.runs:
         text = planned.plan.topology_text()
         if text:
             lines[f"{planned.step.benchmark} {planned.step.scenario}: {text}"] = None
     for planned in campaign.to_run:
-        note = whole_set_note(planned.plan)
-        if note:
-            lines[f"{planned.step}: {note}"] = None
+        for note in (whole_set_note(planned.plan), answer_length_note(planned.plan)):
+            if note:
+                lines[f"{planned.step}: {note}"] = None
     return list(lines)
 
 

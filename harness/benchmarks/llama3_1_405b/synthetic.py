@@ -3,7 +3,8 @@
 dataset's proportions, with the real input and output lengths, and a demo model that passes.
 
 Answers to the exact-match samples are short, so the summaries' answers are made long enough for the
-whole set's mean output length to be the benchmark's tokens per sample.
+whole set's mean output length to be the benchmark's tokens per sample; each record's `tok_ref_output_len`
+is the length a dummy-weight run generates for it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from harness.benchmarks.demo_text import (
     write_text_demo_model,
 )
 from harness.benchmarks.lengths import lognormal_lengths, random_token_ids, shares_to_kinds
+from harness.benchmarks.llama3_1_405b.dataset import OUTPUT_LENGTH_COLUMN
 from submitter.rounds.models import GenerationRules
 
 # Share of each metric's samples in the dataset.
@@ -44,8 +46,10 @@ def synthesize_records(count: int, generation: GenerationRules, seed: int) -> li
     )
     records = []
     for number, (metric, prompt_length) in enumerate(zip(metrics, prompt_lengths, strict=True)):
+        answer_length = _SHORT_ANSWER_TOKENS
         if metric == "rouge":
-            truth = text_of_length(draw, ANSWER_WORDS, next(summary_lengths))
+            answer_length = next(summary_lengths)
+            truth = text_of_length(draw, ANSWER_WORDS, answer_length)
             task = "Summarize the report above."
         elif metric == "niah_em":
             truth = str(uuid.UUID(int=draw.getrandbits(128)))
@@ -65,6 +69,7 @@ def synthesize_records(count: int, generation: GenerationRules, seed: int) -> li
                 "tok_input_len": len(tok_input),
                 "gt_output": truth,
                 "metric": metric,
+                OUTPUT_LENGTH_COLUMN: answer_length,
             }
         )
     return records
