@@ -11,7 +11,7 @@
 #   gpt-oss-120b     2 x TP=2        v6.1   none    9.6: 6,396 (one set; 9.7 asks two), VALID below ~10.7 samples/s
 #   whisper          4 x TP=1        v6.1   none    230: 151,869 (93 sets of 1,633), VALID below ~253 samples/s
 #   qwen3-vl-235b-a22b  TP=4, 94 layers  v6.1  none  shortened: one pass over SAMPLES (default 4,800) records
-#   llama3.1-405b    TP=4            v6.0   none    shortened: one pass over SAMPLES (default 192) records;
+#   llama3.1-405b    TP=4            v6.0   none    shortened: one pass over SAMPLES (default 160) records;
 #                                                   all 126 layers fit four H200s, LAYERS=80 on four H100s
 #
 # REPLICAS=N runs N replicas instead of the table's count, on a host with fewer GPUs: give it QPS or BASELINE
@@ -47,7 +47,10 @@
 #
 # A full-length run of the last two would take hours (equal-issue sets of 48,289 and 8,313 samples at a few
 # samples/s), so they run as labelled trials (`--smoke --smoke-samples`) sized for 8-10 minutes of steady
-# generation at the rate expected (405b about 0.3). qwen3-vl made 10.47 samples/s compiled as one TP=2 group on
+# generation at the rate expected. llama3.1-405b as TP=4 on four H200s started in 181 s and answered 237 of 240
+# in 1,170 s (0.17 samples/s steady) when STOP_AFTER=1380 ended it, every answer 2,000 tokens long: its records
+# did not yet carry their answers' lengths (the fifteenth lease in bench/RESULTS.md). At the real 685-token mean
+# about 0.2 samples/s is expected, so 160 samples take 11-18 minutes. qwen3-vl made 10.47 samples/s compiled as one TP=2 group on
 # two H200s (REPLICAS=1 TP=2 QPS=4 SAMPLES=5200, asked as nvidia-h200-x2 with needs_h200: 110.6 GiB a GPU does
 # not fit H100s; 8.3 minutes, the thirteenth lease in bench/RESULTS.md) over records whose prompts were 0.73 of
 # those `data synth` now makes (the catalogue's profile): there, SAMPLES=4200 for about 9 minutes.
@@ -78,7 +81,8 @@
 # with BASELINE below), which it packs.
 # STOP_AFTER=S (bench/gpu_helpers.sh) stops a run still going S seconds after the script began and gathers what it
 # did: in a 30-minute lease whose fifth call starts this about 3 minutes in, STOP_AFTER=1380 leaves 4 minutes
-# to gather and bring the files back.
+# to gather and bring the files back. Where the host came at once and the fifth call started it 75 s in (the
+# fifteenth lease), STOP_AFTER=1560 leaves 2.5 minutes: 1380 there stopped llama3.1-405b 3 samples short.
 set -uo pipefail
 benchmark=${1:-llama2-70b-99.9}
 scenario=${SCENARIO:-Offline}
@@ -115,7 +119,7 @@ case $benchmark in
   qwen3-vl-235b-a22b) model=/tmp/mm/qwen3-vl-235b-a22b data=/tmp/qwen3-vl-synthetic-shortened
     modes=(--mode performance) shortened=${SAMPLES:-4800} ;;
   llama3.1-405b) model=/tmp/dummy-llama3.1-405b data=/tmp/llama3.1-405b-synthetic-shortened.pkl round=v6.0
-    modes=(--mode performance) shortened=${SAMPLES:-192} layers=(${LAYERS:+--layers "$LAYERS"}) ;;
+    modes=(--mode performance) shortened=${SAMPLES:-160} layers=(${LAYERS:+--layers "$LAYERS"}) ;;
   *) echo "no multi-GPU setup for $benchmark in bench/systems/gpu_multi_dummy.json" >&2; exit 2 ;;
 esac
 if [ "$round" = v6.0 ]; then

@@ -24,8 +24,10 @@ from submitter.fileformats.run_record import EngineMemoryRecord, Gpu
 from submitter.systems.descriptor import BenchmarkSetup
 
 RESULTS = Path(__file__).resolve().parent / "results"
-H100 = ("H100-SXM", "NVIDIA H100 80GB HBM3", 81559)
-H200 = ("H200", "NVIDIA H200", 143771)
+# (descriptor's label, nvidia-smi's name, total MiB, reserved MiB where a lease's gpu-memory.txt measured it:
+# the four H200s of gpu-topology-405b-h200x4-20261127 reserved 616 MiB each, and torch's total was the rest).
+H100 = ("H100-SXM", "NVIDIA H100 80GB HBM3", 81559, None)
+H200 = ("H200", "NVIDIA H200", 143771, 616)
 # Qwen3-VL's processor allows images of up to 16,777,216 pixels (bench/multimodal_model_folders.py writes its
 # preprocessor_config.json), which vLLM's profiling pass encodes.
 QWEN3_VL_MAX_PIXELS = 16_777_216
@@ -35,7 +37,7 @@ QWEN3_VL_MAX_PIXELS = 16_777_216
 class Run:
     log: str  # under bench/results
     benchmark: str
-    gpu: tuple[str, str, int]
+    gpu: tuple[str, str, int, int | None]
     tensor_parallel: int
     max_num_seqs: int
     max_num_batched_tokens: int
@@ -63,6 +65,10 @@ RUNS = (
         "gpu-topology-whisper-waves-h100x2-20261127/one-replica/run-all.log.xz", "whisper", H100, 1, 256,
         16384, utilization=0.9, kv_cache_dtype="auto",
     ),
+    Run(
+        "gpu-topology-405b-h200x4-20261127/stopped-2000-token-answers/run-all.log.xz", "llama3.1-405b", H200,
+        4, 64, 16384,
+    ),
 )  # fmt: skip
 
 
@@ -76,8 +82,12 @@ def vllm_accounting(log: Path) -> EngineMemoryRecord | None:
 def planned(run: Run) -> tuple[float, float, float, float]:
     """(weights, profiling pass, fixed reserve, KV cache) in GiB per GPU, as preflight plans the run."""
     config, _ = stand_in_config(run.benchmark, precision="published")
-    label, name, mib = run.gpu
-    gpus = [Gpu(index=n, name=name, memory=f"{mib} MiB", driver="") for n in range(run.tensor_parallel)]
+    label, name, mib, reserved_mib = run.gpu
+    reserved = f"{reserved_mib} MiB" if reserved_mib is not None else None
+    gpus = [
+        Gpu(index=n, name=name, memory=f"{mib} MiB", driver="", reserved=reserved)
+        for n in range(run.tensor_parallel)
+    ]
     setup = BenchmarkSetup.model_validate(
         {"backend": "vllm", "model_path": "m", "tensor_parallel_size": run.tensor_parallel,
          "scenarios": {"Offline": {}}}
