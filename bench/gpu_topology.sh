@@ -171,7 +171,9 @@ fi
 # 0.95 x four times a replica that ran with other thread settings, and missed the 600 s), 733 s at 0.9.
 # BASELINE_SAMPLES=N makes that one replica's run a labelled trial of N samples (`--smoke --smoke-samples`)
 # instead, for benchmarks whose equal-issue sets take one replica too long (llama2-70b: 24,576 samples, about
-# 24 minutes for one TP=2 group of H100s); give QPS too, since a trial's rate understates a whole run's.
+# 24 minutes for one TP=2 group of H100s); give QPS too, since a trial's rate understates a whole run's. Replica
+# scaling compares steady rates (run.json's harness.steady, summary.md's "steady samples/s": the middle half of
+# the answers, without the engine filling up and draining), which a trial and a whole run share.
 if [ -n "${BASELINE:-}" ]; then
   descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$BASELINE" "$RESULTS/replicas-plan" ${REPLICAS:-} ${TP:-}
   share=$(SUBMITTER_SYSTEMS_PATH=$RESULTS/replicas-plan submitter run-all --system gpu_multi_dummy \
@@ -189,7 +191,9 @@ if [ -n "${BASELINE:-}" ]; then
       ${BASELINE_SAMPLES:+--smoke --smoke-samples "$BASELINE_SAMPLES"}
   )
   rate=$(sed -n 's/^Samples per second *: *//p' "$RESULTS/one-replica/out/performance.mlperf_log_summary.txt")
-  log "one replica alone: ${rate:-no} samples/s"
+  steady=$(python3 -c "import json, sys; s = (json.load(open(sys.argv[1]))['harness'] or {}).get('steady'); \
+print(s['samples_per_second'] if s else '')" "$RESULTS/one-replica/out/performance.run.json" 2> /dev/null)
+  log "one replica alone: ${rate:-no} samples/s, ${steady:-no} steady (the middle half of its answers)"
   if [ -z "${QPS:-}" ] && [ -n "$rate" ]; then
     replicas=${REPLICAS:-$(python3 -c "import json; print(json.load(open('bench/systems/gpu_multi_dummy.json'))\
 ['benchmarks']['$benchmark'].get('replicas', 1))")}

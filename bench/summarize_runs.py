@@ -1,4 +1,5 @@
-"""A markdown table of the runs under a folder, from their run.json files.
+"""A markdown table of the runs under a folder, from their run.json files. "steady samples/s" is the rate
+over the middle half of a run's answers (run.json's harness.steady), which replica scaling compares.
 
 python bench/summarize_runs.py RUNS_DIR
 """
@@ -19,6 +20,7 @@ def row(record: dict) -> str:
         return f"{figures[key] / 1e6:.1f}" if key in figures else ""
 
     metric = outcome.get("metric_value")
+    steady = harness.get("steady") or {}
     cells = [
         record["system"],
         record["scenario"],
@@ -31,6 +33,7 @@ def row(record: dict) -> str:
         ms("p99_ttft_ns"),
         ms("p99_tpot_ns"),
         str(harness.get("samples_completed", "")),
+        f"{steady['samples_per_second']:,.3f}" if steady else "",
         str(harness.get("engine_start_s", "")),
         str(harness.get("loadgen_test_s", "")),
     ]
@@ -41,9 +44,9 @@ def main(folder: str) -> None:
     records = [json.loads(path.read_text()) for path in sorted(Path(folder).rglob("run.json"))]
     print(
         "| system | scenario | mode | backend | target_qps | valid | LoadGen | tokens/s | p99 TTFT ms "
-        "| p99 TPOT ms | samples | engine start s | LoadGen test s |"
+        "| p99 TPOT ms | samples | steady samples/s | engine start s | LoadGen test s |"
     )
-    print("|" + "---|" * 13)
+    print("|" + "---|" * 14)
     for record in sorted(records, key=lambda r: r["started_utc"]):
         print(row(record))
     if records:

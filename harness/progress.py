@@ -12,17 +12,21 @@ import json
 import math
 import threading
 import time
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self, TextIO
 
+from submitter.fileformats.run_record import SteadyRecord
 from submitter.fileio import CannotWrite, write_text_atomic
 
 # Beside LoadGen's logs in the run's folder while its test runs; staging copies LoadGen's logs by name, so
 # this never reaches a submission.
 PROGRESS_FILE = "progress.json"
+# Fewer answers than this give no steady rate: their middle half is a handful of completions.
+STEADY_MIN_ANSWERS = 8
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class Snapshot:
     tokens: int
     p99_ttft_ms: float | None
     p99_tpot_ms: float | None
+    steady: SteadyRecord | None = None
 
     @property
     def tokens_per_second(self) -> float:
@@ -51,6 +56,26 @@ def percentile(values: list[float], share: float) -> float | None:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
 
 
+def steady_rate(completed_at: Sequence[float], tokens_by: Sequence[int]) -> SteadyRecord | None:
+    """The rate over the middle half of the answers so far (SteadyRecord): `completed_at[i]` is when the
+    (i+1)-th answer completed, `tokens_by[i]` the tokens answered by then; None for too few answers."""
+    count = len(completed_at)
+    if count < STEADY_MIN_ANSWERS:
+        return None
+    first, last = math.ceil(count / 4) - 1, 3 * count // 4 - 1  # 0-based indexes of those answers
+    seconds = completed_at[last] - completed_at[first]
+    if seconds <= 0:
+        return None
+    samples, tokens = last - first, tokens_by[last] - tokens_by[first]
+    return SteadyRecord(
+        samples_per_second=round(samples / seconds, 3),
+        tokens_per_second=round(tokens / seconds, 1),
+        from_s=round(completed_at[first], 3),
+        to_s=round(completed_at[last], 3),
+        samples=samples,
+    )
+
+
 class RunStats:
     """Counters updated from LoadGen's thread and the engine's; every method is thread-safe."""
 
@@ -61,6 +86,9 @@ class RunStats:
         self._first_at: dict[int, float] = {}
         self._ttft: list[float] = []
         self._tpot: list[float] = []
+        # In the order answers complete: when (seconds since began) and the tokens answered by then.
+        self._completed_at = array("d")
+        self._tokens_by = array("q")
         self.issued = 0
         self.completed = 0
         self.tokens = 0
@@ -82,10 +110,12 @@ class RunStats:
                 self._ttft.append(now - issued)
 
     def completed_sample(self, sample_id: int, n_tokens: int) -> None:
-        now = time.monotonic()
         with self._lock:
+            now = time.monotonic()  # taken under the lock, so that completions stay in time order
             self.completed += 1
             self.tokens += n_tokens
+            self._completed_at.append(now - self._began)
+            self._tokens_by.append(self.tokens)
             self._issued_at.pop(sample_id, None)
             first = self._first_at.pop(sample_id, None)
             if n_tokens < 2:
@@ -97,10 +127,15 @@ class RunStats:
         """Seconds since these stats began (just before LoadGen starts its test)."""
         return time.monotonic() - self._began
 
+    def steady(self) -> SteadyRecord | None:
+        with self._lock:
+            return steady_rate(self._completed_at, self._tokens_by)
+
     def snapshot(self) -> Snapshot:
         with self._lock:
             ttft, tpot = list(self._ttft), list(self._tpot)
             issued, completed, tokens = self.issued, self.completed, self.tokens
+            steady = steady_rate(self._completed_at, self._tokens_by)
         p99_ttft, p99_tpot = percentile(ttft, 0.99), percentile(tpot, 0.99)
         return Snapshot(
             elapsed_s=time.monotonic() - self._began,
@@ -109,6 +144,7 @@ class RunStats:
             tokens=tokens,
             p99_ttft_ms=None if p99_ttft is None else p99_ttft * 1000,
             p99_tpot_ms=None if p99_tpot is None else p99_tpot * 1000,
+            steady=steady,
         )
 
 
@@ -182,6 +218,7 @@ def progress_record(snapshot: Snapshot) -> dict[str, Any]:
         "tokens_per_second": round(snapshot.tokens_per_second, 1),
         "p99_ttft_ms": None if snapshot.p99_ttft_ms is None else round(snapshot.p99_ttft_ms, 1),
         "p99_tpot_ms": None if snapshot.p99_tpot_ms is None else round(snapshot.p99_tpot_ms, 2),
+        "steady": snapshot.steady.model_dump() if snapshot.steady else None,
     }
 
 

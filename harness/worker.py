@@ -265,8 +265,7 @@ def _watch(
         report = result.model_copy(deep=True)  # the main thread may still write into `result`
         report.aborted = f"aborted after {elapsed:,.1f} s: {reason}"
         report.loadgen_test_s = round(elapsed, 3)
-        report.samples_issued, report.samples_completed = stats.issued, stats.completed
-        report.tokens, report.short_outputs = stats.tokens, stats.short_outputs
+        _record_counts(report, stats)
         assert report.early_abort is not None
         report.early_abort.aborted_after_s = round(elapsed, 3)
         report.early_abort.saved_s = round(max(0.0, report.early_abort.schedule_s - elapsed), 3)
@@ -274,6 +273,13 @@ def _watch(
             sys.stderr.write("\n")  # end the live line; the parent's verdict follows
 
     return LatencyWatch(limits, max_queries, on_trip=abort)
+
+
+def _record_counts(result: WorkerResult, stats: RunStats) -> None:
+    """What the test did so far, as the harness counted it, into the result run.json records."""
+    result.samples_issued, result.samples_completed = stats.issued, stats.completed
+    result.tokens, result.short_outputs = stats.tokens, stats.short_outputs
+    result.steady = stats.steady()
 
 
 def _stop_on_lost_replica(
@@ -288,7 +294,7 @@ def _stop_on_lost_replica(
         report = result.model_copy(deep=True)  # the main thread may still write into `result`
         report.lost_node = reason
         report.loadgen_test_s = round(stats.elapsed_s(), 3)
-        report.samples_issued, report.samples_completed = stats.issued, stats.completed
+        _record_counts(report, stats)
         reports.send(ABORTED, report)
 
     engine.on_fault(lost)
@@ -339,8 +345,7 @@ def run(spec: WorkerSpec, result: WorkerResult, kept: _KeptState, reports: Repor
         result.loadgen_test_s = round(time.monotonic() - began, 3)
         lg.DestroySUT(sut_handle)
         lg.DestroyQSL(qsl_handle)
-    result.samples_issued, result.samples_completed = stats.issued, stats.completed
-    result.tokens, result.short_outputs = stats.tokens, stats.short_outputs
+    _record_counts(result, stats)
     result.late_first_tokens = responder.late_first_tokens
     result.failed_samples, result.first_failure = responder.failures, responder.first_failure
 

@@ -15,6 +15,7 @@ from harness.progress import (
     percentile,
     progress_record,
     status_line,
+    steady_rate,
 )
 
 
@@ -102,3 +103,33 @@ def test_a_progress_file_that_cannot_be_written_never_stops_the_run(tmp_path: Pa
         stats.issued_samples([1])
         time.sleep(0.05)
     assert blocker.read_text() == "a file where the run's folder should be"
+
+
+def test_the_steady_rate_leaves_out_the_engine_filling_up_and_draining() -> None:
+    """20 answers of 100 tokens: the first batch of 4 at 10 s, then one every 0.5 s, then a slow drain. The
+    middle half runs from the 5th answer (10.5 s) to the 15th (15.5 s): 10 answers in 5 s, where the whole
+    test's 20 in 40 s would say 0.5 a second."""
+    completed_at = [10.0] * 4 + [10 + 0.5 * (k - 4) for k in range(5, 17)] + [20.0, 25.0, 30.0, 40.0]
+    tokens_by = [100 * k for k in range(1, 21)]
+    steady = steady_rate(completed_at, tokens_by)
+    assert steady is not None
+    assert (steady.from_s, steady.to_s, steady.samples) == (10.5, 15.5, 10)
+    assert (steady.samples_per_second, steady.tokens_per_second) == (2.0, 200.0)
+
+
+def test_too_few_answers_or_no_time_between_them_give_no_steady_rate() -> None:
+    assert steady_rate([float(k) for k in range(7)], list(range(7))) is None
+    assert steady_rate([5.0] * 12, [10 * k for k in range(1, 13)]) is None
+
+
+def test_run_stats_keep_the_steady_rate_of_their_answers_in_the_progress_record() -> None:
+    stats = RunStats()
+    for sample_id in range(12):
+        stats.issued_samples([sample_id])
+        time.sleep(0.002)
+        stats.completed_sample(sample_id, 10)
+    steady = stats.steady()
+    assert steady is not None and steady.samples == 6  # the 3rd to the 9th answer
+    assert 0 < steady.from_s < steady.to_s
+    assert abs(steady.tokens_per_second - 10 * steady.samples_per_second) <= 0.06  # 10 tokens an answer
+    assert progress_record(stats.snapshot())["steady"] == steady.model_dump()

@@ -104,6 +104,8 @@ def test_progress_file_ends_with_the_tests_own_counts(finished: FinishedRun) -> 
         harness.tokens,
     )
     assert progress["completed"] > 0
+    # The rate over the middle half of the answers, the same in both.
+    assert harness.steady is not None and progress["steady"] == harness.steady.model_dump()
     # Written just after LoadGen's test ends, so within a moment of the test's own length.
     assert harness.loadgen_test_s is not None
     assert abs(progress["elapsed_s"] - harness.loadgen_test_s) < 1.0

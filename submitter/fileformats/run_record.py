@@ -189,6 +189,20 @@ class LoadGenOutcome(BaseModel):
     accuracy_log_bytes: int | None = None
 
 
+class SteadyRecord(BaseModel):
+    """The answers' rate over the middle half of a test: from the ceil(n/4)-th answer to the floor(3n/4)-th to
+    complete, by the harness's clock from the start of LoadGen's test. It leaves out the engine filling up
+    and draining, so a shortened trial and a full-length run of one engine compare (replica scaling)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    samples_per_second: float
+    tokens_per_second: float
+    from_s: float
+    to_s: float
+    samples: int = Field(description="answers completed after from_s, up to to_s")
+
+
 class EarlyAbortRecord(BaseModel):
     """What the harness watched to stop a Server or Interactive run once VALID was impossible
     (harness.early_abort), and, for a run it stopped, the time that saved."""
@@ -225,6 +239,7 @@ class WorkerResult(BaseModel):
     samples_completed: int = 0
     tokens: int = 0
     short_outputs: int = 0
+    steady: SteadyRecord | None = None  # None: fewer than 8 answers, or no time between them
     late_first_tokens: int = 0
     failed_samples: int = 0
     first_failure: str | None = None
