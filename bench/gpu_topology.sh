@@ -50,10 +50,10 @@
 # generation at the rate expected. llama3.1-405b as TP=4 on four H200s started in 181 s and answered 237 of 240
 # in 1,170 s (0.17 samples/s steady) when STOP_AFTER=1380 ended it, every answer 2,000 tokens long: its records
 # did not yet carry their answers' lengths (the fifteenth lease in bench/RESULTS.md). At the real 685-token mean
-# about 0.2 samples/s is expected, so 160 samples take 11-18 minutes. qwen3-vl made 10.47 samples/s compiled as one TP=2 group on
-# two H200s (REPLICAS=1 TP=2 QPS=4 SAMPLES=5200, asked as nvidia-h200-x2 with needs_h200: 110.6 GiB a GPU does
-# not fit H100s; 8.3 minutes, the thirteenth lease in bench/RESULTS.md) over records whose prompts were 0.73 of
-# those `data synth` now makes (the catalogue's profile): there, SAMPLES=4200 for about 9 minutes.
+# about 0.2 samples/s is expected, so 160 samples take 11-18 minutes. qwen3-vl made 10.47 samples/s compiled as
+# one TP=2 group on two H200s (REPLICAS=1 TP=2 QPS=4 SAMPLES=5200, asked as nvidia-h200-x2 with needs_h200: 110.6
+# GiB a GPU does not fit H100s; 8.3 minutes, the thirteenth lease in bench/RESULTS.md) over records whose prompts
+# were 0.73 of those `data synth` now makes (the catalogue's profile): there, SAMPLES=4200 for about 9 minutes.
 #
 # Offline issues max(min queries, 1.1 x 600 s x target_qps) rounded up to whole data sets, and is VALID only
 # where the engine needs 600 s or more for them: pick QPS from the rate expected on the GPUs lent (the plan's
@@ -135,6 +135,9 @@ records=() trial=()
 if [ -n "$shortened" ]; then
   records=(--samples "$shortened") trial=(--smoke --smoke-samples "$shortened")
   log "$benchmark shortened: one pass over $shortened records"
+elif [ -n "${SAMPLES:-}" ]; then  # a trial of a full-length benchmark (replica scaling): the data set's first
+  trial=(--smoke --smoke-samples "$SAMPLES") modes=(--mode performance)
+  log "$benchmark shortened: one pass over the first $SAMPLES records"
 fi
 mkdir -p "$(dirname "$data")"
 [ -e "$data" ] || timed submitter data synth --benchmark "$benchmark" --round "$round" "${records[@]}" --out "$data"
@@ -173,7 +176,11 @@ fi
 # instead, for benchmarks whose equal-issue sets take one replica too long (llama2-70b: 24,576 samples, about
 # 24 minutes for one TP=2 group of H100s); give QPS too, since a trial's rate understates a whole run's. Replica
 # scaling compares steady rates (run.json's harness.steady, summary.md's "steady samples/s": the middle half of
-# the answers, without the engine filling up and draining), which a trial and a whole run share.
+# the answers, without the engine filling up and draining), which a trial and a whole run share. SAMPLES=M
+# makes the replicas' run a trial too (one pass over the data set's first M records, performance only), so that
+# both fit one lease: gpt-oss-120b on four H100s, REPLICAS=2 TP=2 QPS=9.6 BASELINE=4.6 BASELINE_SAMPLES=1500
+# SAMPLES=3000 (two engine starts of about 4 minutes, then about 6 minutes each: 21 minutes); llama2-70b,
+# BASELINE=17 BASELINE_SAMPLES=6000 SAMPLES=12000 QPS=33.
 if [ -n "${BASELINE:-}" ]; then
   descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$BASELINE" "$RESULTS/replicas-plan" ${REPLICAS:-} ${TP:-}
   share=$(SUBMITTER_SYSTEMS_PATH=$RESULTS/replicas-plan submitter run-all --system gpu_multi_dummy \
