@@ -88,8 +88,8 @@ def run(
     plan = checked_plan(request)
     if plan.topology_text():
         click.echo(f"{benchmark} {scenario}: {plan.topology_text()}", err=True)
-    if answer_length_note(plan):
-        click.echo(f"{benchmark} {scenario}: {answer_length_note(plan)}", err=True)
+    if note := answer_length_note(plan):
+        click.echo(f"{benchmark} {scenario}: {note}", err=True)
     finished = execute(plan)
     record = finished.record
     if as_json:
