@@ -213,5 +213,10 @@ if [ -n "${QPS:-}" ]; then
   log "$benchmark target_qps $QPS"
 fi
 run_and_gather gpu_multi_dummy "$benchmark" --round "$round" --scenario Offline "${modes[@]}" "${trial[@]}"
+if [ -n "${BASELINE:-}" ]; then  # the replicas' steady rate beside one replica's (bench/replica_scaling.py)
+  python3 bench/replica_scaling.py "$RESULTS/one-replica/out/performance.run.json" \
+    "$RESULTS/out/performance.run.json" > "$RESULTS/out/scaling.txt" 2>&1
+  log "scaling: $(cat "$RESULTS/out/scaling.txt")"
+fi
 keep_caches
 log "done $benchmark"

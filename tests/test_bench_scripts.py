@@ -468,3 +468,54 @@ def test_staging_flashinfer_names_what_is_missing_before_it_starts(tmp_path: Pat
     part.write_bytes(b"")
     refused("no nvcc in", CUDA_HOME=str(tmp_path / "none"))
     refused("no Python 3.12", PYTHON312=sys.executable if sys.version_info[:2] != (3, 12) else "false")
+
+
+def _record_with(replicas: int, tensor_parallel: int, steady_rate: float | None, tmp_path: Path) -> Path:
+    """A lease's run.json (the fifteenth lease's, as it came back) as a run of `replicas` groups with the
+    given steady samples/s, written where the script reads it."""
+    from submitter.fileformats.run_record import RunRecord, SteadyRecord, WorkerResult
+
+    lease = BENCH / "results" / "gpu-topology-405b-h200x4-20261127" / "stopped-2000-token-answers"
+    record = RunRecord.model_validate_json((lease / "performance.run.json").read_text())
+    steady = None
+    if steady_rate is not None:
+        steady = SteadyRecord(
+            samples_per_second=steady_rate, tokens_per_second=0.0, from_s=1.0, to_s=2.0, samples=10
+        )
+    engine = record.engine.model_copy(update={"replicas": replicas, "tensor_parallel_size": tensor_parallel})
+    record = record.model_copy(update={"engine": engine, "harness": WorkerResult(steady=steady)})
+    path = tmp_path / f"{replicas}x{tensor_parallel}-{steady_rate}.run.json"
+    path.write_text(record.model_dump_json())
+    return path
+
+
+def _replica_scaling(*paths: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BENCH / "replica_scaling.py"), *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_replica_scaling_sets_all_replicas_beside_n_times_one(tmp_path: Path) -> None:
+    one = _record_with(1, 2, 4.75, tmp_path)
+    done = _replica_scaling(one, _record_with(2, 2, 9.2, tmp_path))
+    assert done.returncode == 0, done.stderr
+    ratio = 9.2 / (2 * 4.75)
+    assert done.stdout.strip() == (
+        f"2 replicas of TP=2: 9.20 samples/s steady, one alone 4.75: {ratio:.3f} of 2 times one"
+    )
+
+
+def test_replica_scaling_refuses_runs_that_do_not_compare(tmp_path: Path) -> None:
+    one, all_of_them = _record_with(1, 2, 4.75, tmp_path), _record_with(2, 2, 9.2, tmp_path)
+    for first, second, why in (
+        (one, _record_with(2, 4, 9.2, tmp_path), "not one group's replicas"),
+        (all_of_them, one, "give one replica's run first"),
+        (_record_with(1, 2, None, tmp_path), all_of_them, "has no steady rate"),
+    ):
+        done = _replica_scaling(first, second)
+        assert done.returncode == 1 and why in done.stderr and "Traceback" not in done.stderr
+    unreadable = _replica_scaling(one, tmp_path / "missing.run.json")
+    assert unreadable.returncode == 2 and "missing.run.json is not a run.json" in unreadable.stderr
