@@ -66,5 +66,21 @@ def prompt_token_ids(
     return tuple(token_ids)
 
 
+def answer_lengths(values: Iterable[object], where: str, column: str) -> tuple[int, ...]:
+    """Each record's reference answer length in tokens, what a dummy-weight run generates; a value that is
+    no number (an empty cell, text) is a problem naming `where` and the record."""
+    lengths = []
+    for number, value in enumerate(values):
+        try:
+            lengths.append(int(value))  # type: ignore[call-overload]
+        except (TypeError, ValueError, OverflowError):
+            raise UsageProblem(
+                f"{where}, record {number}: {column} is {value!r}, not a number of tokens; it is the "
+                "reference answer's length a dummy-weight run generates: give it in every record, or drop "
+                "the column"
+            ) from None
+    return tuple(lengths)
+
+
 def _is_token_id(value: object) -> bool:
     return hasattr(value, "__index__") and not isinstance(value, bool) and value.__index__() >= 0  # type: ignore[attr-defined]

@@ -1005,6 +1005,22 @@ def test_synthetic_records_load_back_with_the_real_length_profile(name: str, tmp
     assert abs(mean_output - generation.mean_output_tokens) <= 0.1 * generation.mean_output_tokens
 
 
+@pytest.mark.parametrize("name", list(SYNTHETIC_COUNTS))
+@pytest.mark.parametrize("bad", ["empty cell", "text"])
+def test_an_answer_length_that_is_no_number_names_the_record(name: str, bad: str, tmp_path: Path) -> None:
+    """The column a dummy-weight run takes its answers' lengths from: a gap (NaN, as pandas stores it) or text
+    in one record is refused by name, not met by an internal error."""
+    plugin, _, _ = PLUGINS[name]
+    records = plugin.synthesize_records(12, RULES.benchmark(name).generation, 0)
+    column = "tok_output_length" if name.startswith("llama2") else "tok_ref_output_len"
+    records[5][column] = float("nan") if bad == "empty cell" else "many"
+    path = tmp_path / f"synthetic{plugin.DATASET_SUFFIX}"
+    plugin.write_dataset(path, records)
+    with pytest.raises(UsageProblem, match=rf"record 5: {column} is .*, not a number of tokens") as caught:
+        plugin.load_samples(path)
+    assert str(path) in str(caught.value)
+
+
 # Seed 0, `submitter data synth`'s default. Mixtral's 60 (not fewer): its longest answer is set to the
 # maximum, 1023 tokens, which at 30 records lifts tokens per sample above the upper limit (170.7 > 160.49).
 DEMO_COUNTS = {"llama2-70b-99": 48, "llama2-70b-99.9": 48, "mixtral-8x7b": 60, "llama3.1-405b": 40}

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.prompts import Prompts, prompt_token_ids
+from harness.prompts import Prompts, answer_lengths, prompt_token_ids
 from submitter.errors import UsageProblem
 from submitter.fileformats.dataframe_pickle import read_dataframe
 
@@ -49,5 +49,5 @@ def token_prompts(
     token_ids = prompt_token_ids(frame[PROMPT_COLUMN], f"{what} {path}", max_input_tokens, PROMPT_COLUMN)
     output_lengths = None
     if output_length_column is not None and output_length_column in frame.columns:
-        output_lengths = tuple(int(length) for length in frame[output_length_column])
+        output_lengths = answer_lengths(frame[output_length_column], f"{what} {path}", output_length_column)
     return Prompts(path, token_ids, output_lengths)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness.benchmarks.reasoning_problems import code_records
 from harness.benchmarks.reasoning_scoring import ground_truth_text, route_by_name
-from harness.prompts import Prompts, prompt_token_ids
+from harness.prompts import Prompts, answer_lengths, prompt_token_ids
 from submitter.errors import UsageProblem
 from submitter.evaluation.livecodebench import write_problems
 from submitter.fileformats.dataframe_parquet import read_parquet_dataframe, write_parquet_dataframe
@@ -56,7 +56,7 @@ def load_samples(path: Path, *, limit: int | None = None, max_input_tokens: int 
     token_ids = prompt_token_ids(frame[column], f"{WHAT} {path}", max_input_tokens, column)
     output_lengths = None
     if OUTPUT_LENGTH_COLUMN in frame.columns:
-        output_lengths = tuple(int(length) for length in frame[OUTPUT_LENGTH_COLUMN])
+        output_lengths = answer_lengths(frame[OUTPUT_LENGTH_COLUMN], f"{WHAT} {path}", OUTPUT_LENGTH_COLUMN)
     return Prompts(path, token_ids, output_lengths)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.media import ImageChat
-from harness.prompts import Prompts
+from harness.prompts import Prompts, answer_lengths
 from submitter.errors import UsageProblem
 from submitter.evaluation.product_metadata import GroundTruth
 from submitter.fileformats.dataframe_parquet import read_parquet_dataframe, write_parquet_dataframe
@@ -129,7 +129,9 @@ def load_samples(path: Path, *, limit: int | None = None, max_input_tokens: int 
         raise UsageProblem(f"{WHAT} {path} has no samples")
     media = tuple(chat_of(row, f"{WHAT} {path}, sample {number}") for number, row in enumerate(rows))
     lengths = [row.get(OUTPUT_LENGTH_COLUMN) for row in rows]
-    output_lengths = tuple(int(n) for n in lengths) if all(n is not None for n in lengths) else None  # type: ignore[arg-type]
+    output_lengths = None
+    if all(n is not None for n in lengths):
+        output_lengths = answer_lengths(lengths, f"{WHAT} {path}", OUTPUT_LENGTH_COLUMN)
     return Prompts(
         path,
         tuple(array("i") for _ in rows),  # the engine renders the chat with the model's template
