@@ -47,10 +47,9 @@
 #
 # A full-length run of the last two would take hours (equal-issue sets of 48,289 and 8,313 samples at a few
 # samples/s), so they run as labelled trials (`--smoke --smoke-samples`) sized for 8-10 minutes of steady
-# generation at the rate expected. llama3.1-405b as TP=4 on four H200s started in 181 s and answered 237 of 240
-# in 1,170 s (0.17 samples/s steady) when STOP_AFTER=1380 ended it, every answer 2,000 tokens long: its records
-# did not yet carry their answers' lengths (the fifteenth lease in bench/RESULTS.md). At the real 685-token mean
-# about 0.2 samples/s is expected, so 160 samples take 11-18 minutes. qwen3-vl made 10.47 samples/s compiled as
+# generation at the rate expected. llama3.1-405b as TP=4 on four H200s started in 228 s and answered its default
+# 160 samples in 491 s, VALID at 0.33 samples/s (STOP_AFTER=1500; the sixteenth lease in bench/RESULTS.md): with a
+# lease to spare, SAMPLES=240 for about 12 minutes. qwen3-vl made 10.47 samples/s compiled as
 # one TP=2 group on two H200s (REPLICAS=1 TP=2 QPS=4 SAMPLES=5200, asked as nvidia-h200-x2 with needs_h200: 110.6
 # GiB a GPU does not fit H100s; 8.3 minutes, the thirteenth lease in bench/RESULTS.md) over records whose prompts
 # were 0.73 of those `data synth` now makes (the catalogue's profile): there, SAMPLES=4200 for about 9 minutes.
@@ -179,7 +178,9 @@ fi
 # the answers, without the engine filling up and draining), which a trial and a whole run share. SAMPLES=M
 # makes the replicas' run a trial too (one pass over the data set's first M records, performance only), so that
 # both fit one lease: gpt-oss-120b on four H100s, REPLICAS=2 TP=2 QPS=9.6 BASELINE=4.6 BASELINE_SAMPLES=1500
-# SAMPLES=3000 (two engine starts of about 4 minutes, then about 6 minutes each: 21 minutes); llama2-70b,
+# SAMPLES=3000 (two engine starts of about 4 minutes, then about 6 minutes each: 21 minutes); on four H200s,
+# REPLICAS=4 TP=1 BASELINE=3.6 BASELINE_SAMPLES=1200 SAMPLES=4800 (one replica started in 169 s and made 3.2
+# samples/s steady, four started in about 140 s: about 20 minutes, the sixteenth lease); llama2-70b,
 # BASELINE=17 BASELINE_SAMPLES=6000 SAMPLES=12000 QPS=33.
 if [ -n "${BASELINE:-}" ]; then
   descriptor_at_rate gpu_multi_dummy "$benchmark" Offline "$BASELINE" "$RESULTS/replicas-plan" ${REPLICAS:-} ${TP:-}

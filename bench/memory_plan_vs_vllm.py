@@ -54,6 +54,10 @@ RUNS = (
     Run("gpu-topology-gptoss-h100x2-20261127/run-all.log.xz", "gpt-oss-120b", H100, 1, 256, 16384),
     Run("gpu-topology-gptoss-h100x4-20261127/full-length/run-all.log.xz", "gpt-oss-120b", H100, 2, 256, 1024),
     Run(
+        "gpu-topology-gptoss-h200x4-20261127/one-replica-600/run-all.log.xz", "gpt-oss-120b", H200, 1, 256,
+        1024,
+    ),
+    Run(
         "gpu-topology-qwen3vl-h100x4-20261126/eager-600/run-all.log.xz", "qwen3-vl-235b-a22b", H100, 4, 256,
         16384, QWEN3_VL_MAX_PIXELS,
     ),

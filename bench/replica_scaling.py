@@ -6,8 +6,8 @@ SAMPLES).
     python bench/replica_scaling.py ONE.run.json ALL.run.json
 
 prints one line, e.g. `2 replicas of TP=2: 9.20 samples/s steady, one alone 4.75: 0.968 of 2 times one`.
-Exit status 1 where a run has no steady rate or the two are not one benchmark's replicas of one group, 2 where
-a file cannot be read.
+Exit status 1 where a run did not complete or has no steady rate, or the two are not one benchmark's replicas
+of one group; 2 where a file cannot be read.
 """
 
 from __future__ import annotations
@@ -35,6 +35,14 @@ def scaling(one: RunRecord, every: RunRecord) -> str:
         )
     if one.engine.replicas != 1:
         raise ValueError(f"the first run has {one.engine.replicas} replicas; give one replica's run first")
+    for name, record in (("the one replica's run", one), ("the replicas' run", every)):
+        if record.status != "completed":
+            # The middle half of the answers a stopped run got is not the middle half of its test.
+            during = f" during its {record.interrupted_during}" if record.interrupted_during else ""
+            raise ValueError(
+                f"{name} did not complete ({record.status}{during}, exit status {record.exit_status}): "
+                "compare only whole runs; give it the time to finish, or fewer samples"
+            )
     alone = one.harness.steady if one.harness else None
     together = every.harness.steady if every.harness else None
     if alone is None or together is None:

@@ -471,11 +471,11 @@ def test_staging_flashinfer_names_what_is_missing_before_it_starts(tmp_path: Pat
 
 
 def _record_with(replicas: int, tensor_parallel: int, steady_rate: float | None, tmp_path: Path) -> Path:
-    """A lease's run.json (the fifteenth lease's, as it came back) as a run of `replicas` groups with the
+    """A lease's run.json (the sixteenth lease's, as it came back) as a run of `replicas` groups with the
     given steady samples/s, written where the script reads it."""
     from submitter.fileformats.run_record import RunRecord, SteadyRecord, WorkerResult
 
-    lease = BENCH / "results" / "gpu-topology-405b-h200x4-20261127" / "stopped-2000-token-answers"
+    lease = BENCH / "results" / "gpu-topology-405b-h200x4-20261127" / "full-depth-160-valid"
     record = RunRecord.model_validate_json((lease / "performance.run.json").read_text())
     steady = None
     if steady_rate is not None:
@@ -487,6 +487,17 @@ def _record_with(replicas: int, tensor_parallel: int, steady_rate: float | None,
     path = tmp_path / f"{replicas}x{tensor_parallel}-{steady_rate}.run.json"
     path.write_text(record.model_dump_json())
     return path
+
+
+def _stopped(path: Path) -> Path:
+    """The run at `path` as a stop at a lease's end leaves it (bench/gpu_helpers.sh's STOP_AFTER)."""
+    from submitter.fileformats.run_record import RunRecord
+
+    record = RunRecord.model_validate_json(path.read_text())
+    stop = {"status": "interrupted", "interrupted_during": "test", "exit_status": -15}
+    stopped = path.with_name(f"stopped-{path.name}")
+    stopped.write_text(record.model_copy(update=stop).model_dump_json())
+    return stopped
 
 
 def _replica_scaling(*paths: Path) -> subprocess.CompletedProcess[str]:
@@ -514,6 +525,7 @@ def test_replica_scaling_refuses_runs_that_do_not_compare(tmp_path: Path) -> Non
         (one, _record_with(2, 4, 9.2, tmp_path), "not one group's replicas"),
         (all_of_them, one, "give one replica's run first"),
         (_record_with(1, 2, None, tmp_path), all_of_them, "has no steady rate"),
+        (one, _stopped(all_of_them), "the replicas' run did not complete (interrupted during its test"),
     ):
         done = _replica_scaling(first, second)
         assert done.returncode == 1 and why in done.stderr and "Traceback" not in done.stderr
