@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self, TextIO
 
+from pydantic import BaseModel, ValidationError
+
 from submitter.fileformats.run_record import SteadyRecord
 from submitter.fileio import CannotWrite, write_text_atomic
 
@@ -220,6 +222,26 @@ def progress_record(snapshot: Snapshot) -> dict[str, Any]:
         "p99_tpot_ms": None if snapshot.p99_tpot_ms is None else round(snapshot.p99_tpot_ms, 2),
         "steady": snapshot.steady.model_dump() if snapshot.steady else None,
     }
+
+
+class _ProgressSoFar(BaseModel):
+    """The part of progress.json that says how far a test got."""
+
+    elapsed_s: float
+    issued: int
+    completed: int
+
+
+def progress_at_stop(run_dir: Path) -> str | None:
+    """How far the test in `run_dir` got by its worker's last progress.json, for a run that ended without
+    its worker's report (killed, crashed): e.g. "1,410 of 2,400 samples answered 180.1 s into LoadGen's
+    test"; None where the worker wrote none (it stopped before LoadGen's test began) or it cannot be read."""
+    try:
+        so_far = _ProgressSoFar.model_validate_json((run_dir / PROGRESS_FILE).read_bytes())
+    except (OSError, ValidationError):
+        return None
+    answered = f"{so_far.completed:,} of {so_far.issued:,} samples answered"
+    return f"{answered} {so_far.elapsed_s:,} s into LoadGen's test"
 
 
 class ProgressFile(_EveryInterval):

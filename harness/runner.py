@@ -39,6 +39,7 @@ from harness.engines.base import EngineSpec, Generation
 from harness.loadgen_release import LoadGenRelease, release_for
 from harness.loadgen_settings import LoadGenTarget, Smoke, loadgen_target, user_conf_text
 from harness.outcome import mode_problems, read_outcome
+from harness.progress import progress_at_stop
 from harness.stand_in_models import dummy_description
 from harness.topology import MemoryFit, Placement
 from harness.worker import ABORTED, REFUSED_BEFORE_START, WorkerSpec
@@ -703,6 +704,9 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         plan.audit_config,
     )
     problems = [] if status == "completed" else [f"the run {status} (worker exit status {exit_status})"]
+    stopped_at = progress_at_stop(run_dir) if result is None else None
+    if problems and stopped_at:  # without the worker's report, its last progress.json says how far it got
+        problems[0] += f" with {stopped_at}"
     if result and result.lost_node:  # the reason names the node; the exit status says nothing more
         problems = [result.lost_node]
     not_submittable = plan.not_submittable
@@ -778,7 +782,8 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
     if status == "interrupted":
         if interrupted_during == "evaluation":
             raise RunInterrupted(f"{problems[-1]}; run.json and LoadGen's complete logs are in {run_dir}")
-        raise RunInterrupted(f"interrupted; what LoadGen wrote so far and run.json are in {run_dir}")
+        so_far = f" with {stopped_at}" if stopped_at else ""
+        raise RunInterrupted(f"interrupted{so_far}; what LoadGen wrote so far and run.json are in {run_dir}")
     return FinishedRun(run_dir, record)
 
 

@@ -13,6 +13,7 @@ from harness.progress import (
     RunStats,
     Snapshot,
     percentile,
+    progress_at_stop,
     progress_record,
     status_line,
     steady_rate,
@@ -93,6 +94,21 @@ def test_progress_file_is_rewritten_while_the_test_runs_and_once_at_its_end(tmp_
     assert (final["issued"], final["completed"], final["tokens"]) == (4, 3, 30)
     assert final["updated"].endswith("+00:00")
     assert [p.name for p in tmp_path.iterdir()] == ["progress.json"]  # no temporary left beside it
+
+
+def test_how_far_a_stopped_test_got_is_read_back_from_the_progress_file_it_wrote(tmp_path: Path) -> None:
+    stats = RunStats()
+    with ProgressFile(stats, tmp_path / "progress.json", interval_s=60):
+        stats.issued_samples(range(2400))
+        for sample_id in range(1410):
+            stats.completed_sample(sample_id, 1)
+    written = json.loads((tmp_path / "progress.json").read_text())
+    assert progress_at_stop(tmp_path) == (
+        f"1,410 of 2,400 samples answered {written['elapsed_s']:,} s into LoadGen's test"
+    )
+    (tmp_path / "progress.json").write_text('{"completed": "many"}')
+    assert progress_at_stop(tmp_path) is None  # a file it cannot read says nothing, never fails the record
+    assert progress_at_stop(tmp_path / "no-test-began") is None
 
 
 def test_a_progress_file_that_cannot_be_written_never_stops_the_run(tmp_path: Path) -> None:

@@ -81,18 +81,22 @@ def test_a_killed_run_is_recorded_as_interrupted_never_as_complete(tmp_path: Pat
         [*command, "--mode", "performance", "--dataset", "data.json", "--smoke"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    detail_logs: list[Path] = []
+    progress: list[Path] = []
     deadline = time.monotonic() + 30
-    while not detail_logs and time.monotonic() < deadline:
+    while not progress and time.monotonic() < deadline:
         time.sleep(0.2)
-        detail_logs = list((tmp_path / RUNS).rglob("mlperf_log_detail.txt"))
-    assert detail_logs, "LoadGen never started"
+        progress = list((tmp_path / RUNS).rglob("progress.json"))
+    assert progress, "LoadGen's test never began"
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
-    record = json.loads((detail_logs[0].parent / "run.json").read_text())
+    record = json.loads((progress[0].parent / "run.json").read_text())
     assert record["status"] == "interrupted" and record["valid"] is False
+    # How far it got, from the last progress.json the worker wrote: in run.json and on the terminal.
+    last = json.loads(progress[0].read_text())
+    so_far = f"{last['completed']:,} of {last['issued']:,} samples answered {last['elapsed_s']:,} s into"
+    assert so_far in record["problems"][0] and so_far in stderr
 
 
 @pytest.mark.slow
