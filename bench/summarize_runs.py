@@ -27,7 +27,7 @@ def row(record: dict) -> str:
         record["mode"],
         record["engine"]["backend"],
         f"{record['loadgen']['user_conf'].get('target_qps', '')}",
-        "yes" if record["valid"] else "NO: " + "; ".join(record["problems"])[:80],
+        "yes" if record["valid"] else "NO: " + "; ".join(record["problems"])[:120],
         outcome.get("validity") or "",
         f"{metric:,.1f}" if metric is not None else "",
         ms("p99_ttft_ns"),
