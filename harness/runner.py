@@ -704,8 +704,9 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
         plan.audit_config,
     )
     problems = [] if status == "completed" else [f"the run {status} (worker exit status {exit_status})"]
-    stopped_at = progress_at_stop(run_dir) if result is None else None
-    if problems and stopped_at:  # without the worker's report, its last progress.json says how far it got
+    # Without the worker's report, its last progress.json says how far a run that did not finish got.
+    stopped_at = progress_at_stop(run_dir) if problems and result is None else None
+    if stopped_at:
         problems[0] += f" with {stopped_at}"
     if result and result.lost_node:  # the reason names the node; the exit status says nothing more
         problems = [result.lost_node]
