@@ -2,8 +2,9 @@
 # Issue 38 on a lent 2-GPU host: llama3.1-8b (FP8 stand-in, full depth) on two Ray nodes of one GPU each
 # (bench/ray_one_host_cluster.py: a head and one raylet per GPU), as two replicas one per node and as
 # PP=2 across the nodes, each beside the same topology on one node without Ray (gpu_dummy_x2, and a PP=2
-# copy of it). Each is one Offline pass over the first 6,000 prompts (--smoke: LoadGen VALID, not
-# submittable), so the four figures compare the same work.
+# copy of it). Each is one Offline pass over the first SAMPLES (default 6,000) prompts (--smoke: LoadGen
+# VALID, not submittable), so the four figures compare the same work. STOP_AFTER=S (bench/gpu_helpers.sh)
+# stops a run still going S seconds after the script began, where it follows another script in one lease.
 # Needs vLLM and ray 2.60 in /tmp/site: copy .stage/site/p00..p03 and .stage/ray/p0, p1 to /tmp in a call
 # each, then carry .stage/site/p04 and .stage/ray/p2 together and run bench/unpack_site.sh first in that
 # call. Run from the checkout on the host, detached (about 15 minutes):
@@ -15,7 +16,7 @@ export RESULTS=/tmp/gpu-ray
 source bench/gpu_host.sh
 # Only the one-node PP=2 run shares GPUs within one vLLM; these keep it off NVLink multicast (device README).
 export VLLM_FLASHINFER_ALLREDUCE_BACKEND=trtllm VLLM_ALLREDUCE_USE_SYMM_MEM=0
-one_pass=(--scenario Offline --mode performance --smoke --smoke-samples 6000)
+one_pass=(--scenario Offline --mode performance --smoke --smoke-samples "${SAMPLES:-6000}")
 
 mkdir -p "$RESULTS/systems"
 python3 - "$RESULTS/systems" <<'PY'
@@ -31,7 +32,7 @@ PY
 export SUBMITTER_SYSTEMS_PATH=$RESULTS/systems
 
 for system in gpu_dummy_x2 gpu_dummy_x2_pp2; do
-  timed submitter run --system "$system" "${one_pass[@]}" --runs-dir "$RESULTS/one-node" --json \
+  until_deadline timed submitter run --system "$system" "${one_pass[@]}" --runs-dir "$RESULTS/one-node" --json \
     > "$RESULTS/$system.json" 2> "$RESULTS/$system.log"
 done
 
@@ -44,7 +45,7 @@ if [ -f "$RESULTS/ray-address" ]; then
   export RAY_ADDRESS
   log "Ray cluster at $RAY_ADDRESS"
   for system in gpu_ray_2node_dummy gpu_ray_2node_dummy_pp2; do
-    timed submitter run --system "$system" "${one_pass[@]}" --runs-dir "$RESULTS/two-nodes" --json \
+    until_deadline timed submitter run --system "$system" "${one_pass[@]}" --runs-dir "$RESULTS/two-nodes" --json \
       > "$RESULTS/$system.json" 2> "$RESULTS/$system.log"
   done
 else
