@@ -7,7 +7,8 @@
 # stops a run still going S seconds after the script began, where it follows another script in one lease.
 # Needs vLLM and ray 2.60 in /tmp/site: copy .stage/site/p00..p03 and .stage/ray/p0, p1 to /tmp in a call
 # each, then carry .stage/site/p04 and .stage/ray/p2 together and run bench/unpack_site.sh first in that
-# call. Run from the checkout on the host, detached (about 15 minutes):
+# call. Run from the checkout on the host, detached (about 15 minutes; with SAMPLES=4000 on two H100s, four
+# engine starts of 72-122 s and tests of 35-48 s: the seventeenth lease in bench/RESULTS.md):
 #   setsid nohup bash bench/gpu_ray_two_nodes.sh > /tmp/gpu-ray.log 2>&1 &
 # then `bash bench/lease_wait.sh /tmp/gpu-ray` in calls sent in one batch (its header says why); the files to bring
 # back are gathered in /tmp/gpu-ray/out.

@@ -66,7 +66,9 @@
 # whisper's requests go in by waves, so its rate depends on the host's CPUs: BASELINE=14 (below) runs one
 # replica first, 9,798 samples in 1-3 minutes, and sizes the replicas' QPS from it (two H100s: 61.44 alone,
 # 119.91 as two replicas, 0.976 of two times one; bench/RESULTS.md, the tenth lease).
-# (gpt-oss-120b's one replica would need a whole set of 6,396, about 40 minutes: no BASELINE there.)
+# gpt-oss-120b's one replica would need a whole set of 6,396, about 40 minutes: its scaling compares trials
+# (BASELINE_SAMPLES and SAMPLES, below): on two H100s REPLICAS=2 TP=1 BASELINE=3.6 BASELINE_SAMPLES=400
+# SAMPLES=800 made 1.009 of two times one in 13 minutes (the seventeenth lease in bench/RESULTS.md).
 # The model folders of whisper and qwen3-vl (processor and tokenizer, no weights) are built here by
 # bench/multimodal_model_folders.py into .stage/mm and carried with the call that starts the run.
 # mixtral-8x7b and llama3.1-405b are v6.0 benchmarks: that round's LoadGen 6.0.15 wheel is carried in

@@ -27,6 +27,11 @@ from submitter.systems.descriptor import ClusterSetup
 SHARED_VERSIONS = ("submitter", "vllm", "torch")
 _PROBE_TIMEOUT_S = 60.0
 _CONNECT_TIMEOUT_S = 5.0
+# The environment of a process that runs engines on the cluster (the run's worker, Ray's driver), read when
+# it imports ray: every line an actor prints reaches it (Ray folds lines repeated across workers into
+# "[repeated 3x across cluster]"), without colour codes, flushed as it arrives, so the run's engine.log has
+# vLLM's own log from every node as a single-host run's has (the first lease on two Ray nodes had none).
+DRIVER_LOG_ENVIRONMENT = {"RAY_DEDUP_LOGS": "0", "RAY_COLOR_PREFIX": "0", "RAY_FLUSH_DRIVER_LOGS": "1"}
 
 
 def import_ray() -> ModuleType:
@@ -66,8 +71,10 @@ def _reachable(address: str | None) -> None:
         ) from None
 
 
-def join(address: str | None) -> ModuleType:
-    """Connect this process to the cluster (a local head is started where address is null)."""
+def join(address: str | None, *, engine_logs: bool = False) -> ModuleType:
+    """Connect this process to the cluster (a local head is started where address is null). With
+    engine_logs, what the actors print comes out on this process's stdout and stderr, as an engine's
+    processes print on a single host (its environment: DRIVER_LOG_ENVIRONMENT)."""
     ray = import_ray()
     if ray.is_initialized():
         return ray
@@ -77,7 +84,7 @@ def join(address: str | None) -> ModuleType:
     on_main_thread = threading.current_thread() is threading.main_thread()
     sigterm = signal.getsignal(signal.SIGTERM) if on_main_thread else None
     try:
-        ray.init(address=address, logging_level="ERROR", log_to_driver=False, configure_logging=False)
+        ray.init(address=address, logging_level="ERROR", log_to_driver=engine_logs, configure_logging=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise SubmitterError(
             f"cannot join the Ray cluster at {address or 'a local head'}: {exc}; start it or correct "

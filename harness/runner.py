@@ -40,6 +40,7 @@ from harness.loadgen_release import LoadGenRelease, release_for
 from harness.loadgen_settings import LoadGenTarget, Smoke, loadgen_target, user_conf_text
 from harness.outcome import mode_problems, read_outcome
 from harness.progress import progress_at_stop
+from harness.ray_cluster import DRIVER_LOG_ENVIRONMENT
 from harness.stand_in_models import dummy_description
 from harness.topology import MemoryFit, Placement
 from harness.worker import ABORTED, REFUSED_BEFORE_START, WorkerSpec
@@ -157,13 +158,15 @@ class RunPlan:
     @property
     def engine_environment(self) -> dict[str, str]:
         """The variables the engine runs with: the descriptor's, one torch thread for its engine core where
-        the harness sets the threads (harness.cpu_shares says why), and exactly the GPUs preflight placed
-        its replicas on, group after group."""
+        the harness sets the threads (harness.cpu_shares says why), exactly the GPUs preflight placed
+        its replicas on, group after group, and on a cluster Ray's settings for the actors' logs."""
         environment = dict(self.setup.environment)
         if self.engine.split_threads:
             environment = with_engine_threads(environment)
         if self.placement is not None:
             environment["CUDA_VISIBLE_DEVICES"] = self.placement.visible_devices
+        if self.engine.cluster is not None:
+            environment = {**DRIVER_LOG_ENVIRONMENT, **environment}
         return environment
 
     def topology_text(self) -> str | None:

@@ -168,6 +168,12 @@ def test_offline_smoke_on_two_nodes_is_valid_and_run_json_says_where_it_ran(
     stages = record["cluster"]["stages"]
     assert [(stage["replica"], stage["stage"]) for stage in stages] == [(0, 0), (1, 0)]
     assert len({stage["node_id"] for stage in stages}) == 2  # one replica on each node
+    # Each actor's own log reaches the engine's log, as on a single host: both replicas' lines, uncoloured.
+    started_by = demo / outcome["runs"][0]["run_dir"]
+    engine_log = (started_by / "engine.log").read_text(encoding="utf-8")
+    actor_lines = [line for line in engine_log.splitlines() if "synthetic engine:" in line]
+    assert len(actor_lines) == 2 and all(line.startswith("(ReplicaActor pid=") for line in actor_lines)
+    assert "\x1b[" not in engine_log
 
 
 def test_preflight_refuses_a_cluster_unlike_the_descriptor_before_any_engine_starts(

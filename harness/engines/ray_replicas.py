@@ -148,7 +148,7 @@ class RayReplicas:
 
     def start(self, receive: Receive) -> dict[str, str]:
         self._joined_here = not import_ray().is_initialized()
-        ray = self._ray = join(self._cluster.address)
+        ray = self._ray = join(self._cluster.address, engine_logs=True)
         try:
             versions = self._place_and_start(ray)
         except BaseException:
