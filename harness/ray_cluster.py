@@ -30,7 +30,7 @@ _CONNECT_TIMEOUT_S = 5.0
 # The environment of a process that runs engines on the cluster (the run's worker, Ray's driver), read when
 # it imports ray: every line an actor prints reaches it (Ray folds lines repeated across workers into
 # "[repeated 3x across cluster]"), without colour codes, flushed as it arrives, so the run's engine.log has
-# vLLM's own log from every node as a single-host run's has (the first lease on two Ray nodes had none).
+# vLLM's own log from every node, as a single-host run's has.
 DRIVER_LOG_ENVIRONMENT = {"RAY_DEDUP_LOGS": "0", "RAY_COLOR_PREFIX": "0", "RAY_FLUSH_DRIVER_LOGS": "1"}
 
 
