@@ -708,9 +708,10 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
     )
     problems = [] if status == "completed" else [f"the run {status} (worker exit status {exit_status})"]
     # Without the worker's report, its last progress.json says how far a run that did not finish got.
-    stopped_at = progress_at_stop(run_dir) if problems and result is None else None
-    if stopped_at:
-        problems[0] += f" with {stopped_at}"
+    so_far = ""
+    if problems and result is None and (stopped_at := progress_at_stop(run_dir)):
+        so_far = f" with {stopped_at}"
+        problems[0] += so_far
     if result and result.lost_node:  # the reason names the node; the exit status says nothing more
         problems = [result.lost_node]
     not_submittable = plan.not_submittable
@@ -786,7 +787,6 @@ def execute(plan: RunPlan, session: EngineSession | None = None) -> FinishedRun:
     if status == "interrupted":
         if interrupted_during == "evaluation":
             raise RunInterrupted(f"{problems[-1]}; run.json and LoadGen's complete logs are in {run_dir}")
-        so_far = f" with {stopped_at}" if stopped_at else ""
         raise RunInterrupted(f"interrupted{so_far}; what LoadGen wrote so far and run.json are in {run_dir}")
     return FinishedRun(run_dir, record)
 
