@@ -32,7 +32,8 @@ def prompt_key(token_ids: Sequence[int], media: Media | None = None) -> str:
 # Serialized-FP8 weights: vLLM allocates them in FP8 from the start. Quantising random 16-bit weights at
 # load time would first hold the whole model in 16 bits, which for a 70B model fills an H200.
 _FP8_CHECKPOINT = {"quant_method": "fp8", "activation_scheme": "dynamic"}
-_PUBLISHED_PRECISION = Path(__file__).resolve().parent / "published_precision.json"
+# Beside the architectures: the checkpoint each benchmark's published systems ran, and its source.
+_PUBLISHED_PRECISION = _ARCHITECTURES_DIR / "published_precision.json"
 # What a stand-in's weights are stored as: the architecture file's own (16-bit, or the format the model
 # is published in), the precision the published systems ran (published_precision.json), or plain FP8.
 PRECISIONS = ("checkpoint", "published", "fp8")
@@ -44,7 +45,7 @@ def architecture_file(benchmark: str) -> Path:
         config = _ARCHITECTURES_DIR / f"{name}.json"
         if config.is_file():
             return config
-    known = ", ".join(sorted(p.stem for p in _ARCHITECTURES_DIR.glob("*.json")))
+    known = ", ".join(sorted(p.stem for p in _ARCHITECTURES_DIR.glob("*.json") if p != _PUBLISHED_PRECISION))
     raise UsageProblem(f"no model architecture for {benchmark!r}; known: {known}")
 
 

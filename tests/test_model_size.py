@@ -4,12 +4,14 @@ published one; and what the KV cache holds per token is what the attention layou
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from harness.model_size import Precision, model_size
 from harness.stand_in_models import architecture_file, stand_in_config
 from submitter.errors import UsageProblem
+from submitter.systems.validate import load_descriptor
 
 # Published parameter counts: the checkpoints' safetensors metadata on the Hugging Face hub (model cards
 # round them: 70B, 46.7B, 405B, 117B, 236B, 1.55B, 671B).
@@ -102,6 +104,35 @@ def test_stand_ins_keep_the_architecture_and_take_the_published_precision() -> N
     assert shallow["text_config"]["num_hidden_layers"] == 24
     with pytest.raises(UsageProblem, match="at least 3: the vision tower feeds"):
         stand_in_config("qwen3-vl-235b-a22b", layers=2)
+
+
+def test_the_llama3_1_8b_stand_in_runs_the_kernels_of_red_hat_s_checkpoint() -> None:
+    """What picks vLLM's kernels: FP8 weights and activations, per tensor, both static (calibrated scales, so
+    no abs-max pass before each GEMM), lm_head left in 16 bits; and the bench descriptor runs every scenario
+    with the FP8 KV cache Red Hat ran and no quantisation at load that would override the checkpoint's."""
+    config, marker = stand_in_config("llama3.1-8b", precision="published")
+    quantization = config["quantization_config"]
+    assert (quantization["quant_method"], quantization["ignore"]) == ("compressed-tensors", ["lm_head"])
+    (group,) = quantization["config_groups"].values()
+    for tensor in ("weights", "input_activations"):
+        scheme = group[tensor]
+        assert (scheme["type"], scheme["num_bits"], scheme["strategy"], scheme["dynamic"]) == (
+            "float",
+            8,
+            "tensor",
+            False,
+        ), tensor
+    assert marker["weights"] == "compressed-tensors, as RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8"
+    bench = load_descriptor(Path(__file__).resolve().parents[1] / "bench" / "systems" / "gpu_dummy.json")
+    setup = bench.benchmarks["llama3.1-8b"]
+    assert setup.quantization is None
+    assert {name: setup.engine_args_for(name)["kv_cache_dtype"] for name in setup.scenarios} == {
+        "Offline": "fp8",
+        "Server": "fp8",
+        "Interactive": "fp8",
+    }
+    with pytest.raises(UsageProblem, match=r"known: deepseek-r1, gpt-oss-120b, .*, whisper$"):
+        architecture_file("llama4")
 
 
 def test_the_profiling_pass_counts_the_fused_moe_kernel_s_workspaces() -> None:
