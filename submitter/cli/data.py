@@ -78,8 +78,9 @@ def synth(
     default="checkpoint",
     show_default=True,
     help="checkpoint: the model's own (16-bit, or the format it is published in); published: the "
-    "quantization_config of the checkpoint the published systems ran (harness/models/published_precision.json); "
-    "fp8: per-tensor FP8. vLLM allocates quantised weights in their format directly.",
+    "quantization_config of the checkpoint the published systems ran "
+    "(harness/models/published_precision.json); fp8: per-tensor FP8. vLLM allocates quantised weights "
+    "in their format directly.",
 )
 @click.option(
     "--layers", type=click.IntRange(min=1), help="Fewer layers than the model has (said in run.json)."
