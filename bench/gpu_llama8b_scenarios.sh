@@ -120,8 +120,9 @@ server_step=${SERVER_STEP:-1.02} interactive_step=${INTERACTIVE_STEP:-1.03}
 if [ "$gpus" -ge 4 ]; then
   tuned 1 Server "$SERVER_QPS" "$server_step" &
   tuned 2 Interactive "$INTERACTIVE_QPS" "$interactive_step" &
-  seqs=$(python3 -c "import json; d = json.load(open('bench/systems/gpu_dummy.json'))['benchmarks']['llama3.1-8b']; \
-print({**d['engine_args'], **d['scenarios']['Offline'].get('engine_args', {})}['max_num_seqs'])")
+  seqs=$(python3 -c "from pathlib import Path; from submitter.systems.validate import load_descriptor; \
+setup = load_descriptor(Path('bench/systems/gpu_dummy.json')).benchmarks['llama3.1-8b']; \
+print(setup.engine_args_for('Offline')['max_num_seqs'])")
   try=${OFFLINE_TRY_SEQS:-384}
   study_pass 0 "seqs-$seqs" gpu_dummy &
   first=$!
