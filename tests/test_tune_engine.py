@@ -93,7 +93,7 @@ def test_prompts_taken_in_chunks_reach_their_first_token_later(tmp_path: Path) -
     prompts = json.loads(dataset.read_text())
     lengths = [len(record["tok_input"]) for record in prompts]
     figures = {}
-    for chunk in (4096, 256):
+    for chunk in (4096, 64):
         descriptor = memory_bound_descriptor(
             max_num_batched_tokens=chunk, max_num_seqs=128, kv_cache_dtype="fp8"
         )
@@ -103,11 +103,12 @@ def test_prompts_taken_in_chunks_reach_their_first_token_later(tmp_path: Path) -
         assert finished.record.loadgen.outcome is not None
         figures[chunk] = finished.record.loadgen.outcome.metric_value
     assert max(lengths) <= 4096  # one chunk each: no extra steps
-    extra_steps = sum(-(-length // 256) - 1 for length in lengths) / len(lengths)
+    extra_steps = sum(-(-length // 64) - 1 for length in lengths) / len(lengths)
     # Every sample runs at once (128 slots), so the pass lasts as long as its slowest sample.
-    slowest = max(-(-length // 256) - 1 for length in lengths)
+    slowest = max(-(-length // 64) - 1 for length in lengths)
     assert extra_steps > 1
-    assert figures[256] / figures[4096] == pytest.approx(127 / (127 + slowest), rel=0.05)
+    # Chunks of 64 make the loss large (a quarter), well beyond the wall clock's noise on a loaded machine.
+    assert figures[64] / figures[4096] == pytest.approx(127 / (127 + slowest), rel=0.1)
 
 
 def test_the_shipped_search_spaces_cover_every_engine_that_runs_on_a_gpu() -> None:
@@ -170,10 +171,11 @@ def test_the_search_keeps_what_pays_and_writes_a_copy_with_its_evidence(tmp_path
             Dimension(arg="max_num_batched_tokens", values=(0, 4096)),
         )
     )
-    descriptor = memory_bound_descriptor()
-    # The engine keeps its schedule on the wall clock, so a loaded machine (CI runs six test workers on
-    # two cores) makes scores wander by a few percent; every gain the model predicts is 19 % or more.
-    search = _search(tmp_path, descriptor, space, min_gain=0.05)
+    # CPU scheduling at 2 ms a step, so that the smallest gain the model predicts is 29 % (FP8 at 64
+    # sequences). The engine keeps its schedule on the wall clock, and on CI's loaded two cores one trial
+    # once came out 8 % slow: gains count from 12 %, and the measured ratios hold to the model within 12 %.
+    descriptor = memory_bound_descriptor(scheduling_ms=2.0)
+    search = _search(tmp_path, descriptor, space, min_gain=0.12)
     original = search.source.read_bytes()
     seen = []
     result = tune_engine(search, seen.append)
@@ -203,12 +205,15 @@ def test_the_search_keeps_what_pays_and_writes_a_copy_with_its_evidence(tmp_path
     def per_step(running: int, kv_ms: float, scheduling_ms: float) -> float:
         return running / (2.0 + running * kv_ms + scheduling_ms)
 
-    assert scores[1] / scores[0] == pytest.approx(per_step(64, 0.025, 1) / per_step(64, 0.05, 1), rel=0.05)
-    assert scores[2] / scores[1] == pytest.approx(per_step(128, 0.025, 1) / per_step(64, 0.025, 1), rel=0.05)
-    assert scores[3] == pytest.approx(scores[2], rel=0.05)  # 256 slots, 128 fit
-    assert scores[4] / scores[2] == pytest.approx(per_step(128, 0.025, 0) / per_step(128, 0.025, 1), rel=0.05)
+    noise = 0.12
+    assert scores[1] / scores[0] == pytest.approx(per_step(64, 0.025, 2) / per_step(64, 0.05, 2), rel=noise)
+    assert scores[2] / scores[1] == pytest.approx(per_step(128, 0.025, 2) / per_step(64, 0.025, 2), rel=noise)
+    assert scores[3] == pytest.approx(scores[2], rel=noise)  # 256 slots, 128 fit
+    assert scores[4] / scores[2] == pytest.approx(
+        per_step(128, 0.025, 0) / per_step(128, 0.025, 2), rel=noise
+    )
     # Prompts shorter than 4096 tokens take one step either way: no gain, so not kept.
-    assert scores[6] == pytest.approx(scores[4], rel=0.05)
+    assert scores[6] == pytest.approx(scores[4], rel=noise)
     assert result.best is result.trials[4]
     assert result.best.best_so_far
 
